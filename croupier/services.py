@@ -1,0 +1,57 @@
+"""The card reader's input: each card as it leaves the shoe, with the reader's sequence number.
+
+A duplicate scan (a sequence number already taken) is ignored; a gap in the sequence, a card
+that cannot be read, a card the round does not want now or one the shoe cannot hold is
+refused with an error for the croupier, and changes nothing.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.db import transaction
+
+from rounds import services
+from rounds.engine import Burn, CardDrawn, EngineError, parse_card
+from rounds.models import Round
+from tablehub.models import Shoe, Table
+
+CARD_PHASES = (Round.Phase.DEAL, Round.Phase.PLAY, Round.Phase.DEALER)
+
+
+def current_shoe(table: Table) -> Shoe:
+    shoe = table.shoes.filter(closed_at__isnull=True).order_by("-pk").first()
+    if shoe is None:
+        shoe = Shoe.objects.create(table=table, decks=table.current_config().ruleset().decks)
+    return shoe
+
+
+def scan(table: Table, seq: object, card: object, burn: bool = False) -> dict[str, Any]:
+    """One card from the reader. Returns {"duplicate": True} for a scan already taken."""
+    if isinstance(seq, bool) or not isinstance(seq, int) or seq < 1:
+        raise EngineError(f"seq must be a whole number from 1, got {seq!r}", code="bad_message")
+    try:
+        parsed = parse_card(card)
+    except EngineError as exc:
+        raise EngineError(exc.reason, code="unreadable_card") from None
+    with transaction.atomic():
+        shoe = Shoe.objects.select_for_update().get(pk=current_shoe(table).pk)
+        if seq <= shoe.reader_seq:
+            return {"duplicate": True, "seq": seq}
+        if seq != shoe.reader_seq + 1:
+            raise EngineError(
+                f"reader sequence jumps from {shoe.reader_seq} to {seq}: "
+                f"{seq - shoe.reader_seq - 1} card(s) missing",
+                code="sequence_gap",
+            )
+        round = table.rounds.filter(phase__in=CARD_PHASES).order_by("-pk").first()
+        if round is None:
+            raise EngineError(
+                f"{parsed} arrived but no round wants a card now", code="card_not_expected"
+            )
+        event = Burn(parsed) if burn else CardDrawn(parsed)
+        services.record(round.pk, event)
+        shoe.reader_seq = seq
+        shoe.cards_drawn += 1
+        shoe.save(update_fields=["reader_seq", "cards_drawn"])
+        return {"duplicate": False, "seq": seq}  # never echo the card: it may be the hole card

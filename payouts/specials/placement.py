@@ -1,0 +1,73 @@
+"""Placement rules for special bets (spec/special-bets.md, seeds 001 §3.1 and 003).
+
+Checked when bets close, before any stake is taken; each refusal names the
+station, the box and the rule.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable, Mapping
+from decimal import Decimal
+from typing import Protocol
+
+from rounds.engine.errors import EngineError
+from rounds.engine.money import check_stake_limits
+
+from .catalog import BETS
+from .paytable import Paytable
+
+MAX_SPECIAL_BETS_PER_BOX = 9
+
+
+class PlacedBet(Protocol):
+    station: str
+    box: int
+    code: str
+    stake: Decimal
+
+
+def check_placement(
+    bets: Iterable[PlacedBet],
+    special_without_main: int,
+    paytables: Mapping[str, Paytable],
+    limits: tuple[Decimal, Decimal] | None = None,
+) -> None:
+    """Refuse the first special bet that breaks a placement rule."""
+    bets = list(bets)
+    main = {(b.station, b.box): b.stake for b in bets if b.code == "main"}
+    main_total: Counter[str] = Counter()
+    for (station, _), stake in main.items():
+        main_total[station] += stake
+    codes = {(b.station, b.box, b.code) for b in bets}
+    per_box: Counter[tuple[str, int]] = Counter()
+    for bet in bets:
+        if bet.code == "main":
+            continue
+        where = (bet.station, bet.box)
+        spec = BETS.get(bet.code)
+        if spec is None:
+            raise EngineError(f"unknown bet code {bet.code!r}", *where)
+        if bet.code not in paytables:
+            raise EngineError(f"special bet {bet.code!r} is not offered at this table", *where)
+        per_box[where] += 1
+        if per_box[where] > MAX_SPECIAL_BETS_PER_BOX:
+            raise EngineError(f"at most {MAX_SPECIAL_BETS_PER_BOX} special bets per box", *where)
+        own_main = main.get(where)
+        if own_main is None and (spec.needs_main or special_without_main == 0):
+            raise EngineError(f"{bet.code} needs a main bet on this box", *where)
+        if bet.code == "top_21+3" and (bet.station, bet.box, "21+3") not in codes:
+            raise EngineError("top_21+3 needs a 21+3 bet on the same box", *where)
+        if bet.code == "bust":
+            if bet.stake > main_total[bet.station]:
+                raise EngineError(
+                    f"bust stake {bet.stake} is above the sum of the main stakes "
+                    f"{main_total[bet.station]}",
+                    *where,
+                )
+        elif special_without_main == 2 and own_main is not None and bet.stake > own_main:
+            raise EngineError(
+                f"{bet.code} stake {bet.stake} is above the main stake {own_main} of its box",
+                *where,
+            )
+        check_stake_limits(bet.code, bet.stake, limits, *where)

@@ -1,0 +1,308 @@
+"""Scenario files (spec/scenario-format.md, v1): read, validate, play, report.
+
+``play_scenario(data)`` takes the decoded JSON of a scenario and returns the
+outcome in the spec's output shape, or raises ``EngineError`` with the one
+line the command prints. Everything is validated before the first card, and
+the round itself refuses actions before applying them, so an invalid
+scenario never produces an outcome.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from decimal import Decimal
+from typing import Any
+
+from .cards import Card, check_copies, parse_card
+from .errors import EngineError
+from .money import check_stake_limits, parse_money
+from .round import Bet, BonusAssigned, Burn, CardDrawn, Decision, Event, Phase, Round, Timeout
+from .rules import RuleSet
+
+TOP_LEVEL_FIELDS = frozenset(
+    {"rules", "boxes", "limits", "special_bets", "burn", "bonus", "description", "stations", "shoe"}
+)
+STATION_FIELDS = frozenset({"credits", "bets", "actions"})
+MAX_BOXES = 9
+
+
+@dataclass(frozen=True)
+class Scenario:
+    rules: RuleSet
+    boxes: int
+    bets: list[Bet]
+    credits: dict[str, Decimal]
+    actions: dict[str, list[str]]
+    burn: int
+    shoe: list[Card]
+    paytables: dict[str, Any]
+    special_limits: tuple[Decimal, Decimal] | None
+    bonus: dict[tuple[str, int], Decimal]
+
+
+def parse_scenario(data: object) -> Scenario:
+    """Validate a decoded scenario; raise EngineError naming what is wrong."""
+    if not isinstance(data, dict):
+        raise EngineError("a scenario must be a JSON object")
+    unknown = sorted(set(data) - TOP_LEVEL_FIELDS)
+    if unknown:
+        raise EngineError(f"scenario: unknown field {unknown[0]!r}")
+    rules = RuleSet.from_dict(data.get("rules"))
+    boxes = data.get("boxes", 3)
+    if isinstance(boxes, bool) or not isinstance(boxes, int) or not 1 <= boxes <= MAX_BOXES:
+        raise EngineError(f"boxes must be a whole number from 1 to {MAX_BOXES}, got {boxes!r}")
+    limits = _parse_limits(data.get("limits"))
+    paytables = _parse_special_bets(data.get("special_bets"))
+    burn = data.get("burn", 0)
+    if isinstance(burn, bool) or not isinstance(burn, int) or burn < 0:
+        raise EngineError(f"burn must be a whole number of cards, 0 or more, got {burn!r}")
+
+    stations = data.get("stations")
+    if not isinstance(stations, dict) or not stations:
+        raise EngineError("stations must be an object with at least one station")
+    bets: list[Bet] = []
+    credits: dict[str, Decimal] = {}
+    actions: dict[str, list[str]] = {}
+    for station, entry in stations.items():
+        credits[station], station_bets, actions[station] = _parse_station(
+            station, entry, boxes, limits
+        )
+        bets.extend(station_bets)
+    if not bets:
+        raise EngineError("no station has a bet")
+    bonus = _parse_bonus(data.get("bonus"), credits, boxes)
+
+    shoe_data = data.get("shoe")
+    if not isinstance(shoe_data, list):
+        raise EngineError('shoe must be a list of cards such as "8S"')
+    shoe = []
+    for position, text in enumerate(shoe_data, start=1):
+        try:
+            shoe.append(parse_card(text))
+        except EngineError as exc:
+            raise EngineError(f"shoe card {position}: {exc.reason}") from None
+    check_copies(shoe, rules.decks)
+    return Scenario(
+        rules, boxes, bets, credits, actions, burn, shoe, paytables, limits.get("special"), bonus
+    )
+
+
+def _parse_special_bets(data: object) -> dict[str, Any]:
+    from payouts.specials import parse_paytable  # payouts.specials builds on this engine
+
+    if data is None:
+        return {}
+    if not isinstance(data, dict):
+        raise EngineError("special_bets must be an object of bet code -> paytable")
+    return {code: parse_paytable(code, table) for code, table in data.items()}
+
+
+def _parse_bonus(
+    data: object, credits: dict[str, Decimal], boxes: int
+) -> dict[tuple[str, int], Decimal]:
+    if data is None:
+        return {}
+    if not isinstance(data, dict):
+        raise EngineError('bonus must be an object such as {"s1": {"2": 300}}')
+    bonus = {}
+    for station, by_box in data.items():
+        if station not in credits:
+            raise EngineError(f"bonus: unknown station {station!r}")
+        if not isinstance(by_box, dict):
+            raise EngineError('bonus must be an object such as {"s1": {"2": 300}}', station)
+        for box_key, value in by_box.items():
+            box = _parse_box(station, box_key, boxes)
+            if isinstance(value, bool) or not isinstance(value, (int, Decimal, str)):
+                raise EngineError(f"bonus multiplier must be a number, got {value!r}", station, box)
+            try:
+                bonus[(station, box)] = Decimal(value)
+            except ArithmeticError:
+                raise EngineError(
+                    f"bonus multiplier must be a number, got {value!r}", station, box
+                ) from None
+    return bonus
+
+
+def _parse_limits(data: object) -> dict[str, tuple[Decimal, Decimal]]:
+    if data is None:
+        return {}
+    if not isinstance(data, dict):
+        raise EngineError('limits must be an object such as {"main": ["1", "100"]}')
+    limits = {}
+    for kind, pair in data.items():
+        if kind not in ("main", "special"):
+            raise EngineError(f"limits: unknown field {kind!r}")
+        if not isinstance(pair, list) or len(pair) != 2:
+            raise EngineError(f"limits: {kind} must be [min, max]")
+        low = parse_money(pair[0], f"limits: {kind} minimum")
+        high = parse_money(pair[1], f"limits: {kind} maximum")
+        if low > high:
+            raise EngineError(f"limits: {kind} minimum {low} is above its maximum {high}")
+        limits[kind] = (low, high)
+    return limits
+
+
+def _parse_station(
+    station: str, entry: object, boxes: int, limits: dict[str, tuple[Decimal, Decimal]]
+) -> tuple[Decimal, list[Bet], list[str]]:
+    if not isinstance(entry, dict):
+        raise EngineError("must be an object with credits, bets and actions", station)
+    unknown = sorted(set(entry) - STATION_FIELDS)
+    if unknown:
+        raise EngineError(f"unknown field {unknown[0]!r}", station)
+    if "credits" not in entry:
+        raise EngineError("credits are missing", station)
+    try:
+        credits = parse_money(entry["credits"], "credits")
+    except EngineError as exc:
+        raise exc.at(station) from None
+
+    bets_data = entry.get("bets", {})
+    if not isinstance(bets_data, dict):
+        raise EngineError('bets must be an object by box, such as {"1": {"main": "10"}}', station)
+    bets = []
+    for box_key, codes in bets_data.items():
+        box = _parse_box(station, box_key, boxes)
+        if not isinstance(codes, dict) or not codes:
+            raise EngineError(
+                'bets on a box must be an object such as {"main": "10"}', station, box
+            )
+        for code, value in codes.items():
+            try:
+                stake = parse_money(value, f"{code} stake")
+            except EngineError as exc:
+                raise exc.at(station, box) from None
+            if stake <= 0:
+                raise EngineError(f"{code} stake must be more than 0.00", station, box)
+            if code != "main":
+                bets.append(Bet(station, box, code, stake))  # placement: Round checks it
+                continue
+            check_stake_limits("main", stake, limits.get("main"), station, box)
+            bets.append(Bet(station, box, code, stake))
+
+    actions = entry.get("actions", [])
+    if not isinstance(actions, list) or not all(isinstance(a, str) for a in actions):
+        raise EngineError('actions must be a list of strings such as ["hit", "stand"]', station)
+    return credits, bets, list(actions)
+
+
+def _parse_box(station: str, key: str, boxes: int) -> int:
+    if not (isinstance(key, str) and key.isdigit() and 1 <= int(key) <= boxes):
+        raise EngineError(f"there is no box {key!r} (the table has boxes 1 to {boxes})", station)
+    return int(key)
+
+
+def play_scenario(data: object) -> dict[str, Any]:
+    """Play a decoded scenario through the rules engine; return the spec's output object."""
+    scenario = parse_scenario(data)
+    rnd = new_round(scenario)
+    used = drive(scenario, lambda: rnd, rnd.apply)
+    return {
+        "dealer": rnd.dealer_outcome(),
+        "stations": {
+            station: {
+                "credits": outcome["credits"],
+                "hands": outcome["hands"],
+                "special": outcome["special"],
+                "insurance": outcome["insurance"],
+            }
+            for station in scenario.credits
+            for outcome in [rnd.settlement(station)]
+        },
+        "burned": [str(c) for c in rnd.burned],
+        "unused": [str(c) for c in scenario.shoe[used:]],
+    }
+
+
+def new_round(scenario: Scenario) -> Round:
+    """Close the scenario's bets: the engine round before its first card."""
+    return Round(
+        scenario.rules,
+        scenario.bets,
+        scenario.credits,
+        scenario.boxes,
+        scenario.paytables,
+        scenario.special_limits,
+    )
+
+
+def drive(scenario: Scenario, state: Callable[[], Round], apply: Callable[[Event], Any]) -> int:
+    """Play the scenario's shoe and answers into a round until it is settled.
+
+    ``state()`` gives the round as it is now and ``apply(event)`` applies one event:
+    the engine directly here, or the live table's services (every event logged and
+    paid through the ledger). Returns how many shoe cards were used."""
+    shoe = iter(scenario.shoe)
+    used = 0
+
+    def next_card(for_what: str) -> Card:
+        nonlocal used
+        card = next(shoe, None)
+        if card is None:
+            raise _shoe_exhausted(state(), for_what)
+        used += 1
+        return card
+
+    for _ in range(scenario.burn):
+        apply(Burn(next_card("burn")))
+    queues = {s: deque(a) for s, a in scenario.actions.items()}
+    for _ in _bounded_steps():
+        rnd = state()
+        if rnd.settled:
+            break
+        target = rnd.awaiting_card
+        if target is not None:
+            apply(CardDrawn(next_card(target)))
+            continue
+        if rnd.awaiting_bonus:
+            _assign_bonus_games(rnd, scenario.bonus, apply)
+            continue
+        if rnd.phase is Phase.BONUS:  # the pick is not one of the station's actions
+            for station in rnd.prompted_stations:
+                apply(Decision(station, "pick_1"))
+            continue
+        for station in rnd.prompted_stations:
+            if queues[station]:
+                apply(Decision(station, queues[station].popleft()))
+            else:
+                apply(Timeout(station))
+    return used
+
+
+def _assign_bonus_games(
+    rnd: Round, wanted: dict[tuple[str, int], Decimal], apply: Callable[[Event], Any]
+) -> None:
+    """Put the scenario's ``bonus`` multiplier (else the lowest) behind each station's pick_1.
+
+    The assignment goes in as the round's BonusAssigned event, the same seam the live
+    table's secure RNG feeds."""
+    for station, box, multipliers in rnd.awaiting_bonus:
+        value = wanted.get((station, box), min(multipliers))
+        if value not in multipliers:
+            listed = ", ".join(str(m) for m in multipliers)
+            raise EngineError(
+                f"bonus {value} is not one of this hard 6's multipliers {listed}", station, box
+            )
+        rest = list(multipliers)
+        rest.remove(next(m for m in rest if m == value))
+        apply(BonusAssigned(station, box, (value, *rest)))
+
+
+def _bounded_steps() -> Iterator[int]:
+    # A round uses at most a few hundred events; this bound only guards against an engine bug.
+    yield from range(100_000)
+    raise RuntimeError("the round did not end")  # pragma: no cover
+
+
+def _shoe_exhausted(rnd: Round, target: str) -> EngineError:
+    reason = "the shoe ran out of cards"
+    if target.startswith("box:"):
+        return EngineError(reason + " during the deal", box=int(target[4:]))
+    if target == "hands":
+        station, box = rnd.asking_hands()[0]
+        return EngineError(reason, station, box)
+    if target == "burn":
+        return EngineError(reason + " while burning")
+    return EngineError(reason + " for the dealer")

@@ -1,0 +1,281 @@
+"""``play_scenario --live``: a scenario played through the real table, end to end.
+
+A throwaway table is configured from the scenario; the ASGI server runs in this process on
+127.0.0.1 (or a running one is used, ``url``); one websocket client per station plays the
+station protocol (docs/protocol.md) and one client is the card reader. Each station cashes
+in, places its bets, and answers every prompt with its next action; when its list is empty
+it sends nothing and the table's timer answers for it. The outcome is read back from the
+database (hands, ledger, special bets, the dealer's hand from the event log), never from an
+engine in memory. The In For 6 assignment comes from the scenario's ``bonus`` through the
+secure RNG's one seam (``payouts.specials.bonus.fixed_bonus``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import secrets
+import threading
+from decimal import Decimal
+from typing import Any
+
+from django.conf import settings
+
+from payouts.models import LedgerEntry
+from payouts.specials.bonus import fixed_bonus
+from rounds import services
+from rounds.engine import EngineError
+from rounds.engine.scenario import Scenario, _shoe_exhausted, parse_scenario
+from rounds.models import Round
+from rounds.selectors import round_outcome
+from stations.models import Station
+from tablehub.loopback import free_port, wait_for_port
+from tablehub.models import Jurisdiction, Table, TableConfig
+
+_SERVER: dict[str, Any] = {}
+REPLAY_LIMIT_SECONDS = 120
+
+
+def in_process_server() -> str:
+    """Start daphne once in this process (Twisted's reactor cannot be restarted); its URL."""
+    if "url" not in _SERVER:
+        from daphne.endpoints import build_endpoint_description_strings
+        from daphne.server import Server
+
+        from tablehub.asgi import application
+
+        port = free_port()
+        server = Server(
+            application=application,
+            endpoints=build_endpoint_description_strings(host="127.0.0.1", port=port),
+            signal_handlers=False,
+        )
+        threading.Thread(target=server.run, daemon=True, name="live-replay-server").start()
+        wait_for_port(port, 30)
+        _SERVER["url"] = f"ws://127.0.0.1:{port}"
+    return _SERVER["url"]
+
+
+def play_live(
+    data: object, url: str | None = None, timer_ms: int | None = None, keep: bool = False
+) -> dict[str, Any]:
+    """Replay a decoded scenario on the real table; the spec's output, or EngineError."""
+    scenario = parse_scenario(data)  # the same checks as the engine path
+    if url is None:
+        settings.TABLEHUB_TIMERS = "inprocess"  # our own server keeps the table's time
+        url = in_process_server()
+    # stderr: one line, or nothing (after the server's start, which configures logging)
+    logging.getLogger("tablehub").setLevel(logging.ERROR)
+    table, secrets_by_station = _set_up(data, scenario, timer_ms)
+    try:
+        with fixed_bonus(scenario.bonus):
+            return asyncio.run(
+                asyncio.wait_for(
+                    _replay(url, table, scenario, secrets_by_station), REPLAY_LIMIT_SECONDS
+                )
+            )
+    finally:
+        if not keep:
+            _tear_down(table)
+
+
+def jsonable(value: Any) -> Any:
+    """Decimals (JSON numbers read exactly) as strings, for a JSONField."""
+    if isinstance(value, dict):
+        return {k: jsonable(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [jsonable(v) for v in value]
+    return str(value) if isinstance(value, Decimal) else value
+
+
+def _set_up(data: dict, scenario: Scenario, timer_ms: int | None) -> tuple[Table, dict]:
+    tag = secrets.token_hex(4)
+    seconds = (timer_ms or 15_000) / 1000
+    jurisdiction = Jurisdiction.objects.create(
+        code=f"replay-{tag}", name="Scenario replay", max_decision_seconds=max(25, int(seconds))
+    )
+    table = Table.objects.create(
+        name=f"replay-{tag}", jurisdiction=jurisdiction, boxes=scenario.boxes
+    )
+    table.set_reader_key(tag)
+    table.save()
+    TableConfig.objects.create(
+        table=table,
+        version=1,
+        rules=scenario.rules.to_dict(),
+        limits=jsonable(data.get("limits", {})),
+        special_bets=jsonable(data.get("special_bets", {})),
+        timers={
+            "betting": 3600,
+            "insurance": seconds,
+            "bonus": seconds,
+            "play": seconds,
+            "decision": seconds,
+        },
+    )
+    keys = {}
+    for name in scenario.credits:
+        station = Station(table=table, name=name)
+        keys[name] = secrets.token_hex(8)
+        station.set_credential(keys[name])
+        station.save()
+    keys["__reader__"] = tag
+    return table, keys
+
+
+def _tear_down(table: Table) -> None:
+    rounds = Round.objects.filter(table=table)
+    for station in table.stations.all():  # cash movements: the house side has no round
+        LedgerEntry.objects.filter(station=None, key__startswith=f"station:{station.pk}:").delete()
+    LedgerEntry.objects.filter(station__table=table).delete()
+    LedgerEntry.objects.filter(round__in=rounds).delete()
+    rounds.delete()
+    jurisdiction = table.jurisdiction
+    table.shoes.all().delete()
+    table.stations.all().delete()
+    table.configs.all().delete()
+    table.delete()
+    jurisdiction.delete()
+
+
+class StationClient:
+    def __init__(self, name: str, ws, actions: list[str]) -> None:
+        self.name = name
+        self.ws = ws
+        self.actions = list(actions)
+        self.error: dict | None = None
+        self.replies: asyncio.Queue = asyncio.Queue()
+        self.croupier: asyncio.Queue | None = None
+        self.sent = 0
+
+    async def request(self, message: dict) -> dict:
+        self.sent += 1
+        message = {"client_id": f"{self.name}-{self.sent}", **message}
+        await self.ws.send(json.dumps(message))
+        reply = await self.replies.get()
+        if not reply["ok"]:
+            raise EngineError(f"{reply['error']['message']} [{reply['error']['code']}]")
+        return reply
+
+    async def listen(self) -> None:
+        """Answer each question as it opens; keep replies for ``request``."""
+        async for text in self.ws:
+            frame = json.loads(text)
+            if frame.get("type") == "reply":
+                if frame.get("client_id", "").startswith(f"{self.name}-answer"):
+                    if not frame["ok"]:
+                        self.error = frame["error"]
+                    continue
+                self.replies.put_nowait(frame)
+                continue
+            event = frame.get("event", {})
+            if self.croupier is not None and event.get("type") in ("dealer", "round_over"):
+                self.croupier.put_nowait(event)
+            if event.get("type") != "prompt" or event.get("prompt") is None:
+                continue
+            if event["prompt"]["kind"] == "bonus_pick":
+                action = "pick_1"  # the scenario's bonus is behind pick_1 (the seam)
+            elif self.actions:
+                action = self.actions.pop(0)
+            else:
+                continue  # nothing to say: the timer answers
+            self.sent += 1
+            await self.ws.send(
+                json.dumps(
+                    {
+                        "type": "decide",
+                        "action": action,
+                        "client_id": f"{self.name}-answer-{self.sent}",
+                    }
+                )
+            )
+
+
+async def _replay(url: str, table: Table, scenario: Scenario, keys: dict) -> dict[str, Any]:
+    import websockets
+    from asgiref.sync import sync_to_async
+
+    base = f"{url}/ws/tables/{table.pk}"
+    origin = "http://127.0.0.1"
+    clients: dict[str, StationClient] = {}
+    listeners = []
+    croupier: asyncio.Queue = asyncio.Queue()
+    try:
+        for name, credits in scenario.credits.items():
+            ws = await websockets.connect(f"{base}/station/", origin=origin)
+            client = StationClient(name, ws, scenario.actions[name])
+            await ws.send(
+                json.dumps(
+                    {"type": "join", "client_id": "join", "station": name, "credential": keys[name]}
+                )
+            )
+            joined = json.loads(await ws.recv())
+            if not joined["ok"]:
+                raise EngineError(f"station {name}: {joined['error']['message']}")
+            if not clients:
+                client.croupier = croupier  # public dealer events reach the reader from here
+            listeners.append(asyncio.create_task(client.listen()))
+            clients[name] = client
+            if credits > 0:
+                await client.request({"type": "cash_in", "amount": str(credits)})
+        round = await sync_to_async(services.open_round)(table)
+        for name, client in clients.items():  # each station's bets as one group
+            bets = [
+                {"box": b.box, "bet": b.code, "amount": str(b.stake)}
+                for b in scenario.bets
+                if b.station == name
+            ]
+            if bets:
+                await client.request({"type": "place_many", "bets": bets})
+        await sync_to_async(services.close_bets)(round.pk)
+
+        shoe = await websockets.connect(f"{base}/shoe/", origin=origin)
+        await shoe.send(json.dumps({"type": "hello", "key": keys["__reader__"]}))
+        json.loads(await shoe.recv())
+        cards = iter(scenario.shoe)
+        used = 0
+
+        async def scan(burn: bool, target: str) -> None:
+            nonlocal used
+            card = next(cards, None)
+            if card is None:
+                state = await sync_to_async(services.state)(round.pk)
+                raise _shoe_exhausted(state, target)
+            used += 1
+            await shoe.send(
+                json.dumps({"type": "card", "seq": used, "card": str(card), "burn": burn})
+            )
+            reply = json.loads(await shoe.recv())
+            if not reply["ok"]:
+                raise EngineError(f"{reply['error']['message']} [{reply['error']['code']}]")
+
+        for _ in range(scenario.burn):
+            await scan(True, "burn")
+        # The table says when it wants a card: the reader scans exactly then, no polling.
+        while True:
+            for client in clients.values():
+                if client.error is not None:
+                    raise EngineError(f"{client.error['message']} [{client.error['code']}]")
+            try:
+                event = await asyncio.wait_for(croupier.get(), 0.2)
+            except TimeoutError:
+                continue
+            if event["type"] == "round_over":
+                break
+            await scan(False, event["card_for"])
+        await shoe.close()
+
+        def read_back() -> dict[str, Any]:
+            round.refresh_from_db()
+            stations = [table.stations.get(name=name) for name in scenario.credits]
+            outcome = round_outcome(round, stations)
+            outcome["unused"] = [str(c) for c in scenario.shoe[used:]]
+            return outcome
+
+        return await sync_to_async(read_back)()
+    finally:
+        for task in listeners:
+            task.cancel()
+        for client in clients.values():
+            await client.ws.close()

@@ -1,0 +1,95 @@
+"""The round and its append-only event log.
+
+``RoundEvent`` rows are the truth: the round's state is rebuilt by replaying
+them through the rules engine (rounds/services.py). ``Bet`` and ``Hand`` rows
+are written from the engine for queries and game recall.
+"""
+
+from __future__ import annotations
+
+from django.db import models
+
+
+class Round(models.Model):
+    class Phase(models.TextChoices):
+        BETTING = "betting"
+        DEAL = "deal"
+        BONUS = "bonus"
+        INSURANCE = "insurance"
+        PLAY = "play"
+        DEALER = "dealer"
+        SETTLED = "settled"
+        VOID = "void"
+
+    table = models.ForeignKey("tablehub.Table", on_delete=models.PROTECT, related_name="rounds")
+    config = models.ForeignKey("tablehub.TableConfig", on_delete=models.PROTECT)
+    shoe = models.ForeignKey("tablehub.Shoe", null=True, blank=True, on_delete=models.PROTECT)
+    phase = models.CharField(max_length=16, choices=Phase.choices, default=Phase.BETTING)
+    deadline = models.DateTimeField(null=True, blank=True)
+    last_seq = models.PositiveIntegerField(default=0, help_text="seq of the newest RoundEvent")
+    step_key = models.CharField(
+        max_length=40, blank=True, help_text="the timed step the deadline belongs to"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    settled_at = models.DateTimeField(null=True, blank=True)
+
+    def __str__(self) -> str:
+        return f"{self.table} round {self.pk}"
+
+
+class RoundEvent(models.Model):
+    """One input that changed the round, in order. Never updated or deleted."""
+
+    round = models.ForeignKey(Round, on_delete=models.CASCADE, related_name="events")
+    seq = models.PositiveIntegerField()
+    kind = models.CharField(max_length=24)
+    payload = models.JSONField()
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["round", "seq"], name="unique_event_seq")]
+        ordering = ["round", "seq"]
+
+    def __str__(self) -> str:
+        return f"{self.round} #{self.seq} {self.kind}"
+
+
+class Bet(models.Model):
+    round = models.ForeignKey(Round, on_delete=models.CASCADE, related_name="bets")
+    station = models.ForeignKey("stations.Station", on_delete=models.PROTECT)
+    box = models.PositiveSmallIntegerField()
+    code = models.CharField(max_length=32)
+    stake = models.DecimalField(max_digits=12, decimal_places=2)
+    combination = models.CharField(max_length=32, blank=True, help_text="empty: none hit")
+    returned = models.DecimalField(
+        max_digits=12, decimal_places=2, null=True, blank=True, help_text="empty: not settled"
+    )
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["round", "station", "box", "code"], name="one_bet_per_spot"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.round} {self.station} box {self.box} {self.code} {self.stake}"
+
+
+class Hand(models.Model):
+    round = models.ForeignKey(Round, on_delete=models.CASCADE, related_name="hands")
+    station = models.ForeignKey("stations.Station", on_delete=models.PROTECT)
+    box = models.PositiveSmallIntegerField()
+    position = models.PositiveSmallIntegerField(help_text="play order within the station's hands")
+    cards = models.JSONField()
+    stake = models.DecimalField(max_digits=12, decimal_places=2)
+    result = models.CharField(max_length=16)
+    returned = models.DecimalField(max_digits=12, decimal_places=2)
+    insurance = models.DecimalField(max_digits=12, decimal_places=2, null=True, blank=True)
+    insurance_returned = models.DecimalField(max_digits=12, decimal_places=2, null=True, blank=True)
+
+    class Meta:
+        ordering = ["round", "station", "position"]
+
+    def __str__(self) -> str:
+        return f"{self.round} {self.station} box {self.box}: {' '.join(self.cards)} {self.result}"

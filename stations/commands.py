@@ -1,0 +1,381 @@
+"""The station protocol's commands (docs/protocol.md), as services.
+
+Every client message carries a ``client_id`` and gets exactly one reply: ``ok`` with the
+station's new state, or an error with a code. The reply is kept under the client id, so
+a resent message gets the same reply again and is never applied twice. Bets on the open
+round are a slip of chip groups (one chip, a rebet, a double): undo takes back the last
+group, clear all of them; each change is checked against the table's limits, the
+special-bet placement rules and the station's credits before anything is written.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from decimal import Decimal
+from typing import Any
+
+from django.db import IntegrityError, transaction
+
+from payouts import ledger
+from payouts.models import LedgerEntry
+from payouts.specials import check_placement
+from rounds import services
+from rounds.engine import Bet as EngineBet
+from rounds.engine import Decision, EngineError, parse_money
+from rounds.engine.money import check_stake_limits, fmt
+from rounds.models import Bet, Round
+from stations.models import BetSlip, Station, StationCommand
+
+MAX_CLIENT_ID = 64
+PENDING = {"pending": True}
+
+
+def handle(station: Station, message: dict[str, Any]) -> dict[str, Any]:
+    """Answer one client message (exactly one reply; a resent one is not applied twice)."""
+    client_id = message.get("client_id")
+    if not isinstance(client_id, str) or not 1 <= len(client_id) <= MAX_CLIENT_ID:
+        return _reply(
+            None,
+            EngineError(
+                "client_id must be a string of 1 to 64 characters", station.name, code="bad_message"
+            ),
+        )
+    try:
+        with transaction.atomic():
+            StationCommand.objects.create(station=station, client_id=client_id, reply=PENDING)
+    except IntegrityError:
+        stored = StationCommand.objects.get(station=station, client_id=client_id).reply
+        if stored == PENDING:
+            return _reply(
+                client_id,
+                EngineError(
+                    "this message is still being handled", station.name, code="in_progress"
+                ),
+            )
+        return stored | {"resent": True}
+    try:
+        _dispatch(station, message)
+        reply = _reply(client_id, None, station_state(station))
+    except EngineError as exc:
+        reply = _reply(client_id, exc.at(station.name))
+    StationCommand.objects.filter(station=station, client_id=client_id).update(reply=reply)
+    return reply
+
+
+def _reply(client_id: str | None, error: EngineError | None, state: Any = None) -> dict[str, Any]:
+    if error is None:
+        return {"type": "reply", "client_id": client_id, "ok": True, "state": state}
+    return {
+        "type": "reply",
+        "client_id": client_id,
+        "ok": False,
+        "error": {"code": error.code, "message": error.line()},
+    }
+
+
+def _dispatch(station: Station, message: dict[str, Any]) -> None:
+    kind = message.get("type")
+    handler = HANDLERS.get(kind)  # type: ignore[arg-type]
+    if handler is None:
+        raise EngineError(f"unknown message type {kind!r}", code="bad_message")
+    handler(station, message)
+
+
+# -- betting ---------------------------------------------------------------------------------
+
+
+def open_round(station: Station) -> Round | None:
+    return station.table.rounds.exclude(phase__in=["settled", "void"]).order_by("-pk").first()
+
+
+def _betting_round(station: Station) -> Round:
+    round = open_round(station)
+    if round is not None:
+        services.expire_if_late(round.pk)
+        round.refresh_from_db()
+    if round is None or round.phase != Round.Phase.BETTING:
+        raise EngineError("bets are closed", code="bets_closed")
+    return round
+
+
+def _change_slip(station: Station, change) -> None:
+    """Apply ``change(groups) -> groups`` to the station's slip if the result is a valid
+    set of bets; write the slip and the Bet rows in one transaction."""
+    round = _betting_round(station)
+    with transaction.atomic():
+        Round.objects.select_for_update().get(pk=round.pk)  # bets close after us, or before
+        slip, _ = BetSlip.objects.select_for_update().get_or_create(round=round, station=station)
+        groups = change(list(slip.groups), round)
+        totals = _totals(groups)
+        _check_bets(station, round, totals)
+        slip.groups = groups
+        slip.save(update_fields=["groups"])
+        round.bets.filter(station=station).delete()
+        Bet.objects.bulk_create(
+            Bet(round=round, station=station, box=box, code=code, stake=stake)
+            for (box, code), stake in totals.items()
+        )
+
+
+def _totals(groups: list[list[dict[str, Any]]]) -> dict[tuple[int, str], Decimal]:
+    totals: dict[tuple[int, str], Decimal] = defaultdict(Decimal)
+    for group in groups:
+        for chip in group:
+            totals[(chip["box"], chip["bet"])] += Decimal(chip["amount"])
+    return dict(totals)
+
+
+def _check_bets(station: Station, round: Round, totals: dict[tuple[int, str], Decimal]) -> None:
+    config = round.config
+    boxes = round.table.boxes
+    for (box, code), stake in totals.items():
+        if not 1 <= box <= boxes:
+            raise EngineError(f"the table has boxes 1 to {boxes}", station.name, box)
+        limit = config.limit("main" if code == "main" else "special")
+        check_stake_limits(code, stake, limit, station.name, box)
+    bets = [EngineBet(station.name, box, code, stake) for (box, code), stake in totals.items()]
+    check_placement(bets, config.ruleset().special_without_main, config.paytables())
+    staked = sum(totals.values(), Decimal(0))
+    credits = ledger.balance(station)
+    if staked > credits:
+        raise EngineError(
+            f"credits {fmt(credits)} do not cover the stakes {fmt(staked)}",
+            station.name,
+            code="insufficient_credits",
+        )
+
+
+def _chip(message: dict[str, Any]) -> dict[str, Any]:
+    code = message.get("bet", "main")
+    if not isinstance(code, str):
+        raise EngineError('bet must be a bet code such as "main"', code="bad_message")
+    box, amount = _box_and_amount(message)
+    if amount is None:
+        raise EngineError("a bet needs an amount", box=box, code="bad_amount")
+    return {"box": box, "bet": code, "amount": str(amount)}
+
+
+def _place(station: Station, message: dict[str, Any]) -> None:
+    chip = _chip(message)
+    _change_slip(station, lambda groups, _round: groups + [[chip]])
+
+
+def _place_many(station: Station, message: dict[str, Any]) -> None:
+    """Several bets put down as one group (restoring a set of bets): checked as a whole,
+    so a bust bet may come before the main bets that cover it."""
+    bets = message.get("bets")
+    if not isinstance(bets, list) or not bets or not all(isinstance(b, dict) for b in bets):
+        raise EngineError("bets must be a list of bets", code="bad_message")
+    chips = [_chip(bet) for bet in bets]
+    _change_slip(station, lambda groups, _round: groups + [chips])
+
+
+def _undo(station: Station, message: dict[str, Any]) -> None:
+    _change_slip(station, lambda groups, _round: groups[:-1])
+
+
+def _clear(station: Station, message: dict[str, Any]) -> None:
+    _change_slip(station, lambda groups, _round: [])
+
+
+def _double_bets(station: Station, message: dict[str, Any]) -> None:
+    def double(groups, _round):
+        chips = [
+            {"box": box, "bet": code, "amount": str(stake)}
+            for (box, code), stake in _totals(groups).items()
+        ]
+        if not chips:
+            raise EngineError("there are no bets to double", code="no_bets")
+        return groups + [chips]
+
+    _change_slip(station, double)
+
+
+def _last_played_round(station: Station, current: Round) -> Round | None:
+    """The last settled round in which the station had a bet ("the last game")."""
+    return (
+        Round.objects.filter(table=station.table, phase="settled", bets__station=station)
+        .exclude(pk=current.pk)
+        .order_by("-pk")
+        .first()
+    )
+
+
+def _rebet(station: Station, message: dict[str, Any]) -> None:
+    def rebet(groups, round):
+        last = _last_played_round(station, round)
+        if last is None:
+            raise EngineError("there is no previous round to repeat", code="no_bets")
+        chips = [
+            {"box": b.box, "bet": b.code, "amount": str(b.stake)}
+            for b in last.bets.filter(station=station).order_by("box", "pk")
+        ]
+        return groups + [chips]  # pressing rebet again adds the same bets again
+
+    _change_slip(station, rebet)
+
+
+def _repeat_last(station: Station, message: dict[str, Any]) -> None:
+    def repeat(groups, _round):
+        if not groups:
+            raise EngineError("there is no bet to repeat", code="no_bets")
+        return groups + [groups[-1]]
+
+    _change_slip(station, repeat)
+
+
+def _box_and_amount(message: dict[str, Any]) -> tuple[int, Decimal | None]:
+    box = message.get("box")
+    if isinstance(box, bool) or not isinstance(box, int):
+        raise EngineError(f"box must be a whole number, got {box!r}", code="bad_message")
+    if "amount" not in message:
+        return box, None
+    try:
+        amount = parse_money(message.get("amount"), "amount")
+    except EngineError as exc:
+        raise EngineError(exc.reason, box=box, code="bad_amount") from None
+    if amount <= 0:
+        raise EngineError("amount must be more than 0.00", box=box, code="bad_amount")
+    return box, amount
+
+
+def _bet_all(station: Station, message: dict[str, Any]) -> None:
+    """One chip on the main bet and on every special bet the table offers, on one box
+    (seed 001 §4.1: Bet All); pressing it again adds another chip to each."""
+    box, amount = _box_and_amount(message)
+    if amount is None:
+        raise EngineError("bet_all needs an amount", box=box, code="bad_amount")
+
+    def bet_all(groups, round):
+        codes = ["main", *round.config.special_bets]
+        return groups + [[{"box": box, "bet": code, "amount": str(amount)} for code in codes]]
+
+    _change_slip(station, bet_all)
+
+
+def _let_it_play(station: Station, message: dict[str, Any]) -> None:
+    """Bet the main game on a box with what that box won in the station's last round
+    (seed 001 §3.5; special bets excluded), up to the table's Let It Play cap."""
+    box, _ = _box_and_amount(message)
+
+    def let_it_play(groups, round):
+        last = _last_played_round(station, round)
+        won = Decimal(0)
+        if last is not None:
+            for hand in last.hands.filter(station=station, box=box):
+                if hand.returned > hand.stake:
+                    won += hand.returned
+        if won <= 0:
+            raise EngineError("this box won nothing in the last round", box=box, code="no_bets")
+        cap = round.config.limit("let_it_play")
+        if cap is not None and won > cap[1]:
+            raise EngineError(
+                f"{fmt(won)} is above the Let It Play cap {fmt(cap[1])}",
+                box=box,
+                code="above_maximum",
+            )
+        return groups + [[{"box": box, "bet": "main", "amount": str(won)}]]
+
+    _change_slip(station, let_it_play)
+
+
+# -- the round in play -----------------------------------------------------------------------
+
+
+def _decide(station: Station, message: dict[str, Any]) -> None:
+    round = open_round(station)
+    if round is None or round.phase in (Round.Phase.BETTING, Round.Phase.DEAL):
+        raise EngineError("no question is open for this station", code="not_your_turn")
+    action = message.get("action")
+    if not isinstance(action, str):
+        raise EngineError('action must be a decision such as "hit"', code="bad_message")
+    hand = message.get("hand")
+    if hand is not None and not isinstance(hand, str):
+        raise EngineError("hand must be a hand id", code="bad_message")
+    services.record(round.pk, Decision(station.name, action, hand))
+
+
+# -- money -----------------------------------------------------------------------------------
+
+
+def _has_bets_on_the_table(station: Station) -> bool:
+    round = open_round(station)
+    return round is not None and round.bets.filter(station=station).exists()
+
+
+def _cash_in(station: Station, message: dict[str, Any]) -> None:
+    from stations.services import cash_in
+
+    cash_in(station, message.get("amount"), key=f"client:{message['client_id']}")
+
+
+def _cash_out(station: Station, message: dict[str, Any]) -> None:
+    with transaction.atomic():
+        Station.objects.select_for_update().get(pk=station.pk)
+        if _has_bets_on_the_table(station):
+            raise EngineError(
+                "cash-out is only possible with no bets on the table", code="bets_on_table"
+            )
+        credits = ledger.balance(station)
+        if credits > 0:
+            ledger.post(
+                station,
+                None,
+                LedgerEntry.Kind.CASH_OUT,
+                -credits,
+                f"station:{station.pk}:cash_out:{message['client_id']}",
+            )
+
+
+def _state(station: Station, message: dict[str, Any]) -> None:
+    return None
+
+
+HANDLERS = {
+    "place": _place,
+    "place_many": _place_many,
+    "undo": _undo,
+    "clear": _clear,
+    "double_bets": _double_bets,
+    "rebet": _rebet,
+    "repeat_last": _repeat_last,
+    "bet_all": _bet_all,
+    "let_it_play": _let_it_play,
+    "decide": _decide,
+    "cash_in": _cash_in,
+    "cash_out": _cash_out,
+    "state": _state,
+}
+
+
+# -- what a station sees ---------------------------------------------------------------------
+
+
+def station_state(station: Station) -> dict[str, Any]:
+    """Everything a station needs to draw itself, e.g. after a reconnect: credits, the open
+    round, its bets, and (past betting) its hands and question. Never the hole card."""
+    round = open_round(station) or station.table.rounds.order_by("-pk").first()
+    state: dict[str, Any] = {
+        "station": station.name,
+        "credits": fmt(ledger.balance(station)),
+        "round": None,
+    }
+    if round is None:
+        return state
+    state["round"] = {
+        "id": round.pk,
+        "phase": round.phase,
+        "deadline": round.deadline.isoformat() if round.deadline else None,
+        "last_event_id": f"{round.pk}.{round.last_seq}",
+    }
+    state["bets"] = [
+        {"box": b.box, "bet": b.code, "stake": fmt(b.stake)}
+        for b in round.bets.filter(station=station).order_by("box", "pk")
+    ]
+    if round.last_seq:  # bets are closed: the engine knows the round
+        engine = services.state(round.pk)
+        if station.name in engine.seats:
+            state["table"] = engine.station_view(station.name)
+        else:
+            state["table"] = engine.public_view()
+    return state

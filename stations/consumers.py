@@ -1,0 +1,98 @@
+"""The station websocket (docs/protocol.md): join with the device credential, then one reply
+per client message; table and private events arrive as they happen."""
+
+from __future__ import annotations
+
+import json
+import logging
+from typing import Any
+
+from channels.db import database_sync_to_async
+from channels.generic.websocket import AsyncJsonWebsocketConsumer
+
+from stations.commands import handle, station_state
+from stations.models import Station
+from tablehub.broadcast import remember_server_loop, station_group, table_group
+
+log = logging.getLogger("tablehub.stations")
+MAX_FRAME = 4096
+
+
+def error(code: str, message: str, client_id: Any = None) -> dict[str, Any]:
+    return {
+        "type": "reply",
+        "client_id": client_id,
+        "ok": False,
+        "error": {"code": code, "message": message},
+    }
+
+
+@database_sync_to_async
+def _join(table_id: int, name: object, credential: object) -> Station | None:
+    if not isinstance(name, str) or not isinstance(credential, str):
+        return None
+    station = Station.objects.filter(table_id=table_id, name=name, is_active=True).first()
+    if station is None or not station.check_credential(credential):
+        return None
+    return station
+
+
+class StationConsumer(AsyncJsonWebsocketConsumer):
+    async def connect(self) -> None:
+        self.table_id = int(self.scope["url_route"]["kwargs"]["table_id"])
+        remember_server_loop()
+        self.station: Station | None = None
+        await self.accept()
+
+    async def receive(self, text_data: str | None = None, bytes_data: bytes | None = None) -> None:
+        if text_data is None or len(text_data) > MAX_FRAME:
+            await self.send_json(error("bad_message", "send one JSON object per text frame"))
+            return
+        try:
+            content = json.loads(text_data)
+        except ValueError:
+            log.info("station %s: malformed JSON", self.station)
+            await self.send_json(error("bad_json", "the message is not valid JSON"))
+            return
+        await self.receive_json(content)
+
+    async def receive_json(self, content: Any, **kwargs: Any) -> None:
+        if not isinstance(content, dict):
+            await self.send_json(error("bad_message", "a message must be a JSON object"))
+            return
+        client_id = content.get("client_id")
+        if self.station is None:
+            if content.get("type") != "join":
+                await self.send_json(error("not_joined", "join the table first", client_id))
+                return
+            station = await _join(self.table_id, content.get("station"), content.get("credential"))
+            if station is None:
+                log.warning("table %s: refused join as %r", self.table_id, content.get("station"))
+                await self.send_json(
+                    error("unauthorized", "unknown station or credential", client_id)
+                )
+                return
+            self.station = station
+            await self.channel_layer.group_add(table_group(self.table_id), self.channel_name)
+            await self.channel_layer.group_add(
+                station_group(self.table_id, station.name), self.channel_name
+            )
+            state = await database_sync_to_async(station_state)(station)
+            await self.send_json(
+                {"type": "reply", "client_id": client_id, "ok": True, "state": state}
+            )
+            return
+        reply = await database_sync_to_async(handle)(self.station, content)
+        if not reply["ok"]:
+            log.info("station %s: %s", self.station, reply["error"])
+        await self.send_json(reply)
+
+    async def table_event(self, message: dict[str, Any]) -> None:
+        await self.send_json(message["event"])
+
+    async def disconnect(self, code: int) -> None:
+        if self.station is not None:
+            await self.channel_layer.group_discard(table_group(self.table_id), self.channel_name)
+            await self.channel_layer.group_discard(
+                station_group(self.table_id, self.station.name), self.channel_name
+            )

@@ -1,0 +1,11 @@
+"""App config for the table itself (Jurisdiction, Table, TableConfig, Shoe)."""
+
+from django.apps import AppConfig
+
+
+class TablehubConfig(AppConfig):
+    """The table: jurisdictions, tables, their versioned configuration and shoes."""
+
+    default_auto_field = "django.db.models.BigAutoField"
+    name = "tablehub"
+    verbose_name = "Table"

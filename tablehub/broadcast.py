@@ -1,0 +1,76 @@
+"""Sending the engine's notices to the stations, after the transaction that caused them.
+
+Public notices go to the table's group, private ones to the station's own group; each
+event carries an id ``round.seq.n`` (the round, the RoundEvent that caused it, its place),
+so a client can tell what it missed and ask for the full state.
+
+Every send goes through the event loop the consumers receive on (remembered when one
+connects): the in-memory channel layer's queues belong to that loop, and a timer, a
+management command or a replay may publish from another thread or loop.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from asgiref.sync import async_to_sync
+from channels.layers import get_channel_layer
+from django.db import transaction
+
+from rounds.engine import Notice
+
+_SERVER_LOOP: asyncio.AbstractEventLoop | None = None
+
+
+def remember_server_loop() -> None:
+    """Called by each consumer as it connects, on the loop it receives on."""
+    global _SERVER_LOOP
+    _SERVER_LOOP = asyncio.get_running_loop()
+
+
+def table_group(table_id: int) -> str:
+    return f"table.{table_id}"
+
+
+def station_group(table_id: int, station: str) -> str:
+    return f"station.{table_id}.{station}"
+
+
+def croupier_group(table_id: int) -> str:
+    return f"croupier.{table_id}"
+
+
+def publish_on_commit(table_id: int, round_id: int, seq: int, notices: list[Notice]) -> None:
+    if notices:
+        transaction.on_commit(lambda: publish(table_id, round_id, seq, notices))
+
+
+def publish(table_id: int, round_id: int, seq: int, notices: list[Notice]) -> None:
+    for n, notice in enumerate(notices):
+        event: dict[str, Any] = {"type": "event", "id": f"{round_id}.{seq}.{n}", "round": round_id}
+        event["event"] = notice.message
+        if notice.to == "public":
+            group = table_group(table_id)
+        else:
+            group = station_group(table_id, notice.to)
+        _send(group, {"type": "table.event", "event": event})
+
+
+def tell_croupier(table_id: int, message: dict[str, Any]) -> None:
+    _send(croupier_group(table_id), {"type": "table.event", "event": message})
+
+
+def _send(group: str, message: dict[str, Any]) -> None:
+    layer = get_channel_layer()
+    if layer is None:
+        return
+    loop = _SERVER_LOOP
+    try:
+        current = asyncio.get_running_loop()
+    except RuntimeError:
+        current = None
+    if loop is not None and loop.is_running() and loop is not current:
+        asyncio.run_coroutine_threadsafe(layer.group_send(group, message), loop).result(10)
+    else:
+        async_to_sync(layer.group_send)(group, message)

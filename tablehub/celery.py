@@ -1,0 +1,15 @@
+"""Celery application for timers and background work.
+
+Configured from Django settings under the ``CELERY_`` namespace; without
+REDIS_URL tasks run eagerly in-process (see settings).
+"""
+
+import os
+
+from celery import Celery
+
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "tablehub.settings")
+
+app = Celery("tablehub")
+app.config_from_object("django.conf:settings", namespace="CELERY")
+app.autodiscover_tasks()

@@ -1,0 +1,25 @@
+"""Loopback helpers: a free port on 127.0.0.1, and waiting until a server listens there.
+Used by the live replay's in-process server, the benchmarks and the multi-process tests."""
+
+from __future__ import annotations
+
+import socket
+import time
+from contextlib import closing
+
+
+def free_port() -> int:
+    with closing(socket.socket()) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def wait_for_port(port: int, limit: float = 60.0) -> None:
+    """Wait (bounded) until something accepts connections on 127.0.0.1:port."""
+    deadline = time.monotonic() + limit
+    while time.monotonic() < deadline:
+        with closing(socket.socket()) as s:
+            if s.connect_ex(("127.0.0.1", port)) == 0:
+                return
+        time.sleep(0.2)
+    raise RuntimeError(f"nothing listens on 127.0.0.1:{port}")

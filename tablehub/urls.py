@@ -1,0 +1,21 @@
+"""Root URL configuration."""
+
+from django.conf import settings
+from django.contrib import admin
+from django.contrib.staticfiles.urls import staticfiles_urlpatterns
+from django.urls import path
+from drf_spectacular.views import SpectacularAPIView
+
+from croupier.views import ShoeCardView
+from tablehub.views import health
+
+urlpatterns = [
+    path("admin/", admin.site.urls),
+    path("health/", health, name="health"),
+    path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
+    path("api/tables/<int:table_id>/shoe/cards/", ShoeCardView.as_view(), name="shoe-cards"),
+]
+
+if settings.DEBUG:
+    # Daphne serves no static files; in development let Django serve admin CSS/JS.
+    urlpatterns += staticfiles_urlpatterns()

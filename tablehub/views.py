@@ -1,0 +1,35 @@
+"""Project-level views: the health check."""
+
+import logging
+
+from channels.layers import get_channel_layer
+from django.db import connection
+from django.http import HttpRequest, JsonResponse
+from django.views.decorators.cache import never_cache
+from django.views.decorators.http import require_GET
+
+logger = logging.getLogger("tablehub")
+
+
+@never_cache
+@require_GET
+def health(request: HttpRequest) -> JsonResponse:
+    """Report the database vendor and channel layer after a trivial DB query.
+
+    Answers 200 when the database answers, 503 with an ``error`` field when not.
+    """
+    layer = get_channel_layer()
+    body = {
+        "status": "ok",
+        "database": connection.vendor,
+        "channel_layer": type(layer).__name__ if layer is not None else None,
+    }
+    try:
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT 1")
+            cursor.fetchone()
+    except Exception as exc:
+        logger.exception("health check: database query failed")
+        body.update(status="error", error=f"database: {type(exc).__name__}")
+        return JsonResponse(body, status=503)
+    return JsonResponse(body)

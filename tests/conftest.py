@@ -1,0 +1,118 @@
+"""Shared test set-up: the CI service check and the service fixtures.
+
+Locally the suite runs on the embedded default (SQLite, in-memory channel
+layer) and tests that need PostgreSQL or Redis skip. With CI=true those
+services are required: the session stops with a failure before any test runs
+if DATABASE_URL (PostgreSQL) or REDIS_URL is unset or unreachable, and a
+service fixture never skips.
+"""
+
+import os
+
+import psycopg
+import pytest
+import redis
+
+
+def in_ci() -> bool:
+    """True when the environment says this is a CI run (CI=true/1/yes)."""
+    return os.environ.get("CI", "").strip().lower() in {"1", "true", "yes"}
+
+
+def is_postgres_url(url: str) -> bool:
+    """True for a PostgreSQL DATABASE_URL (postgres://, postgresql://, ...)."""
+    return url.startswith(("postgres://", "postgresql://", "pgsql://", "postgis://"))
+
+
+def ci_service_problems() -> list[str]:
+    """Check the services CI needs; return what is missing or unreachable."""
+    problems: list[str] = []
+    database_url = os.environ.get("DATABASE_URL", "")
+    redis_url = os.environ.get("REDIS_URL", "")
+    if not database_url:
+        problems.append("DATABASE_URL is not set")
+    elif not is_postgres_url(database_url):
+        problems.append("DATABASE_URL is not a PostgreSQL URL")
+    else:
+        conninfo = "postgresql://" + database_url.split("://", 1)[1]
+        try:
+            with psycopg.connect(conninfo, connect_timeout=5) as conn:
+                conn.execute("SELECT 1")
+        except psycopg.Error as exc:
+            problems.append(f"PostgreSQL at DATABASE_URL is unreachable: {exc}")
+    if not redis_url:
+        problems.append("REDIS_URL is not set")
+    else:
+        client = redis.Redis.from_url(redis_url, socket_connect_timeout=5, socket_timeout=5)
+        try:
+            client.ping()
+        except redis.RedisError as exc:
+            problems.append(f"Redis at REDIS_URL is unreachable: {exc}")
+        finally:
+            client.close()
+    return problems
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    """With CI=true, fail the whole run unless PostgreSQL and Redis are there."""
+    if not in_ci():
+        return
+    problems = ci_service_problems()
+    if problems:
+        pytest.exit(
+            "CI=true needs PostgreSQL and Redis (run .ci/run): " + "; ".join(problems),
+            returncode=pytest.ExitCode.TESTS_FAILED,
+        )
+
+
+def require_service(variable: str, what: str) -> str:
+    """Return an environment variable; skip locally when unset, fail under CI."""
+    value = os.environ.get(variable, "")
+    if not value:
+        message = f"{variable} is not set: this test needs {what}"
+        if in_ci():
+            pytest.fail(message + " and CI=true never skips it", pytrace=False)
+        pytest.skip(message)
+    return value
+
+
+@pytest.fixture
+def redis_url() -> str:
+    """REDIS_URL; skips when unset locally, fails when unset under CI=true."""
+    return require_service("REDIS_URL", "Redis")
+
+
+@pytest.fixture
+def postgres_url() -> str:
+    """DATABASE_URL when it is PostgreSQL; skips locally otherwise, fails under CI."""
+    url = require_service("DATABASE_URL", "PostgreSQL")
+    if not is_postgres_url(url):
+        message = "DATABASE_URL is not PostgreSQL"
+        if in_ci():
+            pytest.fail(message + " and CI=true never skips it", pytrace=False)
+        pytest.skip(message)
+    return url
+
+
+@pytest.fixture
+def run_command():
+    """Run a management command in-process: (exit status, stdout, stderr)."""
+    import io
+
+    from django.core.management import call_command
+
+    def run(name: str, *args: str) -> tuple[int, str, str]:
+        out, err = io.StringIO(), io.StringIO()
+        try:
+            call_command(name, *args, stdout=out, stderr=err)
+            return 0, out.getvalue(), err.getvalue()
+        except SystemExit as exc:
+            return exc.code, out.getvalue(), err.getvalue()
+
+    return run
+
+
+@pytest.fixture(autouse=True)
+def _timers_fired_by_the_test(settings):
+    """Unit tests fire round expiries themselves; the end-to-end tests start real servers."""
+    settings.TABLEHUB_TIMERS = "none"

@@ -1,0 +1,64 @@
+"""The card reader: duplicates ignored, gaps and impossible cards refused, nothing changed."""
+
+from decimal import Decimal
+
+import pytest
+
+from croupier.services import current_shoe, scan
+from rounds import services
+from rounds.engine import EngineError, RuleSet
+from rounds.models import Round, RoundEvent
+from stations.models import Station
+from stations.services import cash_in
+from tablehub.models import Jurisdiction, Table, TableConfig
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def round():
+    jurisdiction = Jurisdiction.objects.create(code="wa", name="Washington")
+    table = Table.objects.create(name="t1", jurisdiction=jurisdiction)
+    TableConfig.objects.create(table=table, version=1, rules=RuleSet(decks=1).to_dict())
+    station = Station.objects.create(table=table, name="s1")
+    cash_in(station, "50", key="start")
+    round = services.open_round(table)
+    services.place_bet(round.pk, station, 1, "main", Decimal("10"))
+    services.close_bets(round.pk)
+    return round
+
+
+def test_cards_in_sequence_duplicates_ignored(round):
+    assert scan(round.table, 1, "4C", burn=True) == {"duplicate": False, "seq": 1}
+    assert scan(round.table, 2, "9S") == {"duplicate": False, "seq": 2}
+    assert scan(round.table, 2, "9S") == {"duplicate": True, "seq": 2}
+    assert services.state(round.pk).box_cards[1][0].text == "9S"
+    assert current_shoe(round.table).cards_drawn == 2
+
+
+@pytest.mark.parametrize(
+    "seq,card,code",
+    [
+        (3, "9S", "sequence_gap"),
+        (1, "1X", "unreadable_card"),
+        (1, "9S", None),
+    ],
+)
+def test_refused_scans_change_nothing(round, seq, card, code):
+    if code is None:  # a second 9S in a one-deck shoe is impossible
+        scan(round.table, 1, "9S")
+        seq, code = 2, "impossible_card"
+    events = RoundEvent.objects.count()
+    reader = current_shoe(round.table).reader_seq
+    with pytest.raises(EngineError) as exc:
+        scan(round.table, seq, card)
+    assert exc.value.code == code
+    assert RoundEvent.objects.count() == events
+    assert current_shoe(round.table).reader_seq == reader
+
+
+def test_a_card_when_no_round_wants_one(round):
+    Round.objects.filter(pk=round.pk).update(phase=Round.Phase.SETTLED)
+    with pytest.raises(EngineError) as exc:
+        scan(round.table, 1, "9S")
+    assert exc.value.code == "card_not_expected"

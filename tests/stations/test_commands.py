@@ -1,0 +1,204 @@
+"""Station commands: one reply per client id, bets on a slip, money through the ledger."""
+
+from decimal import Decimal
+
+import pytest
+
+from payouts import ledger
+from rounds import services
+from rounds.engine import RuleSet
+from stations.commands import handle
+from stations.models import Station
+from stations.services import cash_in
+from tablehub.models import Jurisdiction, Table, TableConfig
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def table():
+    jurisdiction = Jurisdiction.objects.create(code="wa", name="Washington")
+    table = Table.objects.create(name="t1", jurisdiction=jurisdiction)
+    TableConfig.objects.create(
+        table=table,
+        version=1,
+        rules=RuleSet().to_dict(),
+        limits={"main": ["1", "100"], "special": ["1", "25"]},
+        special_bets={
+            "21+3": {"straight_flush": 40, "flush": 5},
+            "top_21+3": {"suited_trips": 270},
+        },
+    )
+    return table
+
+
+@pytest.fixture
+def s1(table):
+    station = Station.objects.create(table=table, name="s1")
+    cash_in(station, "50", key="start")
+    return station
+
+
+def send(station, n, **message):
+    return handle(station, {"client_id": f"c{n}", **message})
+
+
+def bets(reply):
+    return [(b["box"], b["bet"], b["stake"]) for b in reply["state"]["bets"]]
+
+
+def test_place_undo_clear_double_and_the_slip(table, s1):
+    services.open_round(table)
+    assert bets(send(s1, 1, type="place", box=1, bet="main", amount="5")) == [(1, "main", "5.00")]
+    assert bets(send(s1, 2, type="place", box=1, bet="main", amount="5")) == [(1, "main", "10.00")]
+    send(s1, 3, type="place", box=2, bet="main", amount="1")
+    assert bets(send(s1, 4, type="double_bets")) == [(1, "main", "20.00"), (2, "main", "2.00")]
+    assert bets(send(s1, 5, type="undo")) == [(1, "main", "10.00"), (2, "main", "1.00")]
+    assert bets(send(s1, 6, type="clear")) == []
+
+
+def test_a_resent_message_is_not_applied_twice(table, s1):
+    services.open_round(table)
+    first = send(s1, 1, type="place", box=1, bet="main", amount="5")
+    again = send(s1, 1, type="place", box=1, bet="main", amount="5")
+    assert again["resent"] is True and again["state"] == first["state"]
+    assert bets(send(s1, 2, type="state")) == [(1, "main", "5.00")]
+
+
+@pytest.mark.parametrize(
+    "message,code,text",
+    [
+        (
+            {"type": "place", "box": 1, "bet": "main", "amount": "60"},
+            "insufficient_credits",
+            "station s1: credits 50.00 do not cover the stakes 60.00",
+        ),
+        (
+            {"type": "place", "box": 1, "bet": "main", "amount": "0.5"},
+            "below_minimum",
+            "station s1, box 1: main stake 0.50 is below the table minimum 1",
+        ),
+        (
+            {"type": "place", "box": 4, "bet": "main", "amount": "5"},
+            "invalid",
+            "station s1, box 4: the table has boxes 1 to 3",
+        ),
+        (
+            {"type": "place", "box": 1, "bet": "main", "amount": "-5"},
+            "bad_amount",
+            "station s1, box 1: amount must not be negative, got -5",
+        ),
+        (
+            {"type": "place", "box": 1, "bet": "main", "amount": "1.005"},
+            "bad_amount",
+            "station s1, box 1: amount has more than 2 decimal places: 1.005",
+        ),
+        (
+            {"type": "place", "box": 1, "bet": "21+3", "amount": "5"},
+            "invalid",
+            "station s1, box 1: 21+3 needs a main bet on this box",
+        ),
+        (
+            {"type": "place", "box": 1, "bet": "pair", "amount": "5"},
+            "invalid",
+            "station s1, box 1: special bet 'pair' is not offered at this table",
+        ),
+        ({"type": "fly"}, "bad_message", "station s1: unknown message type 'fly'"),
+        (
+            {"type": "undo", "extra": 1} | {"type": "decide", "action": "hit"},
+            "not_your_turn",
+            "station s1: no question is open for this station",
+        ),
+    ],
+)
+def test_bad_commands_get_a_specific_error_and_change_nothing(table, s1, message, code, text):
+    services.open_round(table)
+    reply = send(s1, 1, **message)
+    assert reply["ok"] is False
+    assert reply["error"] == {"code": code, "message": text}
+    assert bets(send(s1, 2, type="state")) == []
+    assert ledger.balance(s1) == Decimal("50.00")
+
+
+def test_a_message_without_a_client_id_is_refused(s1):
+    reply = handle(s1, {"type": "state"})
+    assert reply["ok"] is False and reply["error"]["code"] == "bad_message"
+
+
+def test_rebet_adds_the_last_rounds_bets_again(table, s1):
+    round = services.open_round(table)
+    send(s1, 1, type="place", box=2, bet="main", amount="5")
+    from rounds.models import Round
+
+    Round.objects.filter(pk=round.pk).update(phase="settled")
+    services.open_round(table)
+    assert bets(send(s1, 2, type="rebet")) == [(2, "main", "5.00")]
+    assert bets(send(s1, 3, type="rebet")) == [(2, "main", "10.00")]
+
+
+def test_cash_out_only_with_no_bets_on_the_table(table, s1):
+    services.open_round(table)
+    send(s1, 1, type="place", box=1, bet="main", amount="5")
+    reply = send(s1, 2, type="cash_out")
+    assert reply["error"]["code"] == "bets_on_table"
+    send(s1, 3, type="clear")
+    assert send(s1, 4, type="cash_out")["state"]["credits"] == "0.00"
+    assert send(s1, 5, type="cash_in", amount="20")["state"]["credits"] == "20.00"
+
+
+def test_repeat_last_and_bet_all(table, s1):
+    services.open_round(table)
+    assert send(s1, 1, type="repeat_last")["error"]["code"] == "no_bets"
+    send(s1, 2, type="place", box=1, bet="main", amount="2")
+    assert bets(send(s1, 3, type="repeat_last")) == [(1, "main", "4.00")]
+    reply = send(s1, 4, type="bet_all", box=2, amount="1")
+    assert bets(reply) == [
+        (1, "main", "4.00"),
+        (2, "main", "1.00"),
+        (2, "21+3", "1.00"),
+        (2, "top_21+3", "1.00"),
+    ]
+
+
+def test_let_it_play_bets_the_last_win_up_to_the_cap(table, s1):
+    from rounds.engine import CardDrawn, Decision, parse_card
+    from tablehub.models import TableConfig
+
+    round = services.open_round(table)
+    send(s1, 1, type="place", box=1, bet="main", amount="10")
+    services.expire(round.pk, "betting")
+    for card in "TS 6C 9D 7H".split():  # 19 against the dealer's 13
+        services.record(round.pk, CardDrawn(parse_card(card)))
+    services.record(round.pk, Decision("s1", "stand"))
+    services.record(round.pk, CardDrawn(parse_card("KC")))  # dealer 23: bust
+    services.open_round(table)
+    assert send(s1, 2, type="let_it_play", box=2)["error"]["code"] == "no_bets"
+    assert bets(send(s1, 3, type="let_it_play", box=1)) == [(1, "main", "20.00")]
+    TableConfig.objects.filter(table=table).update(
+        limits={"main": ["1", "100"], "let_it_play": ["1", "15"]}
+    )
+    send(s1, 4, type="clear")
+    reply = send(s1, 5, type="let_it_play", box=1)
+    assert reply["error"] == {
+        "code": "above_maximum",
+        "message": "station s1, box 1: 20.00 is above the Let It Play cap 15.00",
+    }
+
+
+def test_place_many_is_checked_as_a_whole(table, s1):
+    services.open_round(table)
+    one_by_one = send(s1, 1, type="place", box=1, bet="21+3", amount="5")
+    assert one_by_one["error"]["message"] == "station s1, box 1: 21+3 needs a main bet on this box"
+    reply = send(
+        s1,
+        2,
+        type="place_many",
+        bets=[
+            {"box": 1, "bet": "21+3", "amount": "5"},
+            {"box": 1, "bet": "main", "amount": "10"},
+        ],
+    )
+    assert bets(reply) == [(1, "21+3", "5.00"), (1, "main", "10.00")]
+    assert bets(send(s1, 3, type="undo")) == []
+    bad = send(s1, 4, type="place_many", bets="all")
+    assert bad["error"]["code"] == "bad_message"

@@ -1,0 +1,164 @@
+"""Scale-out: two daphne processes share one table through Redis, and Celery fires the timers.
+
+A station on process A sees a card scanned through process B, decisions on either process
+apply to the same round, and the betting timer is closed by a Celery worker. Everything runs
+on 127.0.0.1, bounded in time. Needs PostgreSQL and Redis (runs in CI, skips locally
+without them).
+"""
+
+import json
+import os
+import subprocess
+import sys
+import time
+
+import pytest
+from django.db import connection
+from websockets.sync.client import connect
+
+from bench.loopback import start_daphne
+from payouts import ledger
+from rounds import services
+from rounds.engine import RuleSet
+from rounds.models import Round
+from stations.models import Station
+from stations.services import cash_in
+from tablehub.loopback import free_port, wait_for_port
+from tablehub.models import Jurisdiction, Table, TableConfig
+
+pytestmark = pytest.mark.services
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+@pytest.fixture
+def cluster(postgres_url, redis_url, transactional_db):
+    """Two daphne processes and a Celery worker on the test database."""
+    db = connection.settings_dict
+    env = os.environ | {
+        "DATABASE_URL": f"postgres://{db['USER']}@{db['HOST']}:{db['PORT']}/{db['NAME']}",
+        "REDIS_URL": redis_url,
+        "TABLEHUB_TIMERS": "celery",
+        "DJANGO_SETTINGS_MODULE": "tablehub.settings",
+    }
+    ports = [free_port(), free_port()]
+    processes = [start_daphne(port, env) for port in ports]
+    processes.append(
+        subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "celery",
+                "-A",
+                "tablehub",
+                "worker",
+                "--pool=solo",
+                "--loglevel=warning",
+                "--without-heartbeat",
+                "--without-gossip",
+                "--without-mingle",
+            ],
+            cwd=ROOT,
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+    )
+    try:
+        for port in ports:
+            wait_for_port(port)
+        yield ports
+    finally:
+        for process in processes:
+            process.kill()
+        for process in processes:
+            process.wait(timeout=10)
+
+
+class Client:
+    def __init__(self, port: int, path: str) -> None:
+        self._connection = connect(
+            f"ws://127.0.0.1:{port}{path}", origin="http://127.0.0.1", open_timeout=10
+        )
+        self.ws = self._connection.__enter__()
+        self.frames: list[dict] = []
+
+    def close(self) -> None:
+        self._connection.__exit__(None, None, None)
+
+    def send(self, message: dict) -> None:
+        self.ws.send(json.dumps(message))
+
+    def until(self, test, limit: float = 15.0) -> dict:
+        deadline = time.monotonic() + limit
+        while time.monotonic() < deadline:
+            try:
+                frame = json.loads(self.ws.recv(timeout=0.5))
+            except TimeoutError:
+                continue
+            self.frames.append(frame)
+            if test(frame):
+                return frame
+        raise AssertionError(f"no such frame within {limit} s; got {self.frames[-5:]}")
+
+    def ask(self, message: dict) -> dict:
+        self.send(message)
+        return self.until(
+            lambda f: (
+                f.get("type") in ("reply", "hello", "scan")
+                and f.get("client_id", message.get("client_id")) == message.get("client_id")
+            )
+        )
+
+
+def wait_for_phase(round_id: int, phase: str, limit: float = 20.0) -> None:
+    deadline = time.monotonic() + limit
+    while time.monotonic() < deadline:
+        if Round.objects.get(pk=round_id).phase == phase:
+            return
+        time.sleep(0.2)
+    raise AssertionError(f"round {round_id} never reached {phase}")
+
+
+def test_two_server_processes_share_one_table(cluster, settings):
+    settings.TABLEHUB_TIMERS = "celery"  # open_round here schedules the betting timer
+    port_a, port_b = cluster
+    jurisdiction = Jurisdiction.objects.create(code="wa", name="Washington")
+    table = Table.objects.create(name="stadium", jurisdiction=jurisdiction)
+    table.set_reader_key("reader")
+    table.save()
+    TableConfig.objects.create(
+        table=table,
+        version=1,
+        rules=RuleSet(decks=1).to_dict(),
+        timers={"betting": 2, "decision": 20},
+    )
+    for name in ("s1", "s2"):
+        station = Station(table=table, name=name)
+        station.set_credential(name)
+        station.save()
+        cash_in(station, "100", key="start")
+
+    s1 = Client(port_a, f"/ws/tables/{table.pk}/station/")  # process A
+    s2 = Client(port_b, f"/ws/tables/{table.pk}/station/")  # process B
+    assert s1.ask({"type": "join", "client_id": "j", "station": "s1", "credential": "s1"})["ok"]
+    assert s2.ask({"type": "join", "client_id": "j", "station": "s2", "credential": "s2"})["ok"]
+    round = services.open_round(table)
+    assert s1.ask({"type": "place", "client_id": "b", "box": 1, "amount": "10"})["ok"]
+    assert s2.ask({"type": "place", "client_id": "b", "box": 2, "amount": "10"})["ok"]
+    wait_for_phase(round.pk, Round.Phase.DEAL)  # the Celery worker closed bets on time
+
+    shoe = Client(port_b, f"/ws/tables/{table.pk}/shoe/")  # the reader talks to process B
+    assert shoe.ask({"type": "hello", "key": "reader"})["ok"]
+    for seq, card in enumerate(["TS", "9S", "9C", "TH", "8S", "8C"], start=1):
+        shoe.send({"type": "card", "seq": seq, "card": card})
+        assert shoe.until(lambda f: f.get("type") == "scan")["ok"]
+    s1.until(lambda f: f.get("event", {}).get("card") == "9C")  # scanned via B, seen on A
+
+    assert s1.ask({"type": "decide", "client_id": "d", "action": "stand"})["ok"]  # on A
+    assert s2.ask({"type": "decide", "client_id": "d", "action": "stand"})["ok"]  # on B
+    wait_for_phase(round.pk, Round.Phase.SETTLED)  # the dealer's 9 8 stands on 17
+    s1.until(lambda f: f.get("event", {}).get("type") == "round_over")
+    assert ledger.balance(Station.objects.get(name="s1")) == 110  # 20 beats 17
+    assert ledger.balance(Station.objects.get(name="s2")) == 100  # 17 pushes
+    for client in (s1, s2, shoe):
+        client.close()
