@@ -149,9 +149,9 @@ def expire(round_id: int, step_key: str) -> list[Notice]:
     """A step's deadline has passed: close bets, or time out every open question.
     Idempotent: nothing happens when the round is no longer at that step."""
     with transaction.atomic():
-        round = Round.objects.select_for_update().get(pk=round_id)
-        if not step_key or round.step_key != step_key:
-            return []
+        round = Round.objects.select_for_update().filter(pk=round_id).first()
+        if round is None or not step_key or round.step_key != step_key:
+            return []  # already answered, or the round is gone (a removed replay table)
         if round.phase == Round.Phase.BETTING:
             return close_bets(round_id)
         return record(round_id, Timeout())
