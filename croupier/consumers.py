@@ -83,3 +83,10 @@ class ShoeConsumer(AsyncJsonWebsocketConsumer):
             )
             return
         await self.send_json(await database_sync_to_async(scan_reply)(self.table, content))
+
+
+class CroupierConsumer(AsyncJsonWebsocketConsumer):
+    """The croupier tablet's socket (docs/croupier.md). Placeholder until the tablet lands."""
+
+    async def connect(self) -> None:
+        await self.close()

@@ -39,7 +39,13 @@ class Table(models.Model):
     shuffler = models.CharField(
         max_length=16, choices=Shuffler.choices, default=Shuffler.CONTINUOUS
     )
+
+    class Mode(models.TextChoices):
+        DEALER = "dealer", "live dealer (the croupier deals)"
+        VIDEO = "video", "video (the virtual shoe deals by itself)"
+
     currency = models.CharField(max_length=3, default="USD")
+    mode = models.CharField(max_length=8, choices=Mode.choices, default=Mode.DEALER)
     is_open = models.BooleanField(default=False, help_text="a new round opens after each one")
     reader_key = models.CharField(
         max_length=128, blank=True, help_text="hash of the card reader's credential"
@@ -58,6 +64,14 @@ class Table(models.Model):
         return self.configs.order_by("-version").first()
 
 
+def default_chips() -> list[str]:
+    return ["1", "5", "25", "100", "500"]
+
+
+def default_win_thresholds() -> dict[str, str]:
+    return {"nice": "3", "big": "10"}
+
+
 class TableConfig(models.Model):
     """One version of a table's rules, limits, timers and special bets (with paytables)."""
 
@@ -67,6 +81,13 @@ class TableConfig(models.Model):
     limits = models.JSONField(default=dict, help_text='{"main": ["1", "100"], "special": [..]}')
     timers = models.JSONField(default=dict, help_text='seconds: {"betting": 15, "decision": 15}')
     special_bets = models.JSONField(default=dict, help_text="bet code -> paytable")
+    chips = models.JSONField(
+        default=default_chips, help_text="chip denominations offered at the stations"
+    )
+    win_thresholds = models.JSONField(
+        default=default_win_thresholds,
+        help_text="return / stakes of a round that makes a nice or a big win",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

@@ -62,6 +62,8 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    # Daphne serves no files: WhiteNoise serves the pages' CSS and JavaScript.
+    "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -174,3 +176,7 @@ LOGGING = {
 # Round timers (rounds/timers.py): "celery" (ETA tasks, production), "inprocess" (the
 # embedded single-process server) or "none" (the caller fires expiries, as unit tests do).
 TABLEHUB_TIMERS = os.environ.get("TABLEHUB_TIMERS", "celery" if REDIS_URL else "inprocess")
+
+# The pages' static files are served by WhiteNoise straight from the apps' static/ folders
+# (no collectstatic step on a fresh machine).
+WHITENOISE_USE_FINDERS = True

@@ -1,0 +1,3 @@
+"""The croupier tablet's pages (login, tables, the tablet itself)."""
+
+urlpatterns: list = []

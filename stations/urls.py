@@ -1,0 +1,3 @@
+"""The reference player station page."""
+
+urlpatterns: list = []

@@ -1,0 +1,82 @@
+"""The demo table: a whole table on the embedded default, with no hardware.
+
+``ensure_demo_table`` creates (or finds) a three-box table with two stations, a virtual
+shoe, a dealer and a supervisor login, and opens it. The README's run command calls it
+through ``manage.py demo_table``; browser tests use it too, so the demo is what is tested.
+The credentials are demo values, printed for the person trying the table: a real table's
+are set by a floor manager and never shown again.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from django.contrib.auth.models import Group, User
+from django.db import transaction
+
+from rounds.engine import RuleSet
+from stations.models import Station
+from tablehub import roles
+from tablehub.models import Jurisdiction, Table, TableConfig
+
+DEMO_SPECIAL_BETS = ("21+3", "pair", "lucky_ladies", "bust")
+STAFF = {"dealer": roles.DEALER, "supervisor": roles.SUPERVISOR}
+
+
+@dataclass
+class Demo:
+    table: Table
+    station_credentials: dict[str, str] = field(default_factory=dict)
+    reader_key: str = ""
+    logins: dict[str, str] = field(default_factory=dict)  # username -> password
+
+
+def demo_special_bets() -> dict[str, dict]:
+    from payouts.specials.defaults import _defaults
+
+    offered = {}
+    for code in DEMO_SPECIAL_BETS:
+        if code in _defaults():
+            offered[code] = _defaults()[code]["pays"]
+    return offered
+
+
+@transaction.atomic
+def ensure_demo_table(
+    name: str = "Demo table",
+    stations: tuple[str, ...] = ("s1", "s2"),
+    mode: str = Table.Mode.DEALER,
+    timers: dict[str, float] | None = None,
+) -> Demo:
+    jurisdiction, _ = Jurisdiction.objects.get_or_create(
+        code="demo", defaults={"name": "Demo (no real money)"}
+    )
+    table, created = Table.objects.get_or_create(
+        name=name, defaults={"jurisdiction": jurisdiction, "boxes": 3, "mode": mode}
+    )
+    demo = Demo(table=table, reader_key=f"demo-reader-{table.pk}")
+    if created:
+        table.set_reader_key(demo.reader_key)
+        table.save()
+        TableConfig.objects.create(
+            table=table,
+            version=1,
+            rules=RuleSet(decks=6).to_dict(),
+            limits={"main": ["1", "500"], "special": ["1", "100"], "let_it_play": ["0", "1000"]},
+            timers=timers or {"betting": 20, "insurance": 10, "decision": 15, "bonus": 10},
+            special_bets=demo_special_bets(),
+        )
+    for station_name in stations:
+        credential = f"demo-{station_name}"
+        station, _ = Station.objects.get_or_create(table=table, name=station_name)
+        station.set_credential(credential)
+        station.save()
+        demo.station_credentials[station_name] = credential
+    for username, role in STAFF.items():
+        user, _ = User.objects.get_or_create(username=username)
+        user.set_password(username)
+        user.is_staff = False  # tablet staff never reach the admin
+        user.save()
+        user.groups.add(Group.objects.get_or_create(name=role)[0])
+        demo.logins[username] = username
+    return demo
