@@ -11,6 +11,7 @@ from the environment:
 """
 
 import os
+import warnings
 from pathlib import Path
 
 import dj_database_url
@@ -180,3 +181,5 @@ TABLEHUB_TIMERS = os.environ.get("TABLEHUB_TIMERS", "celery" if REDIS_URL else "
 # The pages' static files are served by WhiteNoise straight from the apps' static/ folders
 # (no collectstatic step on a fresh machine).
 WHITENOISE_USE_FINDERS = True
+# Without collectstatic there is no STATIC_ROOT yet; WhiteNoise then serves from the finders.
+warnings.filterwarnings("ignore", message="No directory at", module="whitenoise.base")

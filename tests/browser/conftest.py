@@ -1,0 +1,95 @@
+"""Browser tests: Playwright drives Debian's Chromium (/usr/bin/chromium, headless; never a
+downloaded browser) against the real server, started in this process on 127.0.0.1.
+
+Locally these tests skip when Chromium is not installed; with CI=true they fail instead
+(.ci/run installs it with apt). Screenshots go to artifacts/screenshots/.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from channels.layers import channel_layers
+
+CHROMIUM = "/usr/bin/chromium"
+ARTIFACTS = Path(__file__).resolve().parents[2] / "artifacts" / "screenshots"
+TABLET = {"width": 1280, "height": 800}  # a 10-inch tablet in landscape
+STATION = {"width": 1024, "height": 768}  # a station's touch screen
+
+
+def _in_ci() -> bool:
+    return os.environ.get("CI", "").strip().lower() in {"1", "true", "yes"}
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _fresh_channel_layer_afterwards():
+    """The server thread has its own event loop; channels_redis lets one layer instance
+    receive on one loop only. Later tests get a layer of their own."""
+    yield
+    channel_layers.backends.clear()
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator:
+    if not Path(CHROMIUM).exists():
+        message = f"{CHROMIUM} is missing (apt-get install chromium; .ci/run does it)"
+        if _in_ci():
+            pytest.fail(message)
+        pytest.skip(message)
+    from playwright.sync_api import sync_playwright
+
+    # Playwright's sync API keeps an event loop running in this thread, which Django takes
+    # for an async context; the test's own database calls are still plain sync calls.
+    # Set for this module only (Playwright's documented way with Django).
+    os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
+    try:
+        with sync_playwright() as playwright:
+            browser = playwright.chromium.launch(executable_path=CHROMIUM, headless=True)
+            yield browser
+            browser.close()
+    finally:
+        os.environ.pop("DJANGO_ALLOW_ASYNC_UNSAFE", None)
+
+
+@pytest.fixture
+def server(transactional_db, settings) -> str:
+    """The real ASGI server (daphne, in this process, on a free port): its http:// URL.
+    Its timers run on its own event loop, as in the embedded single-process server."""
+    from rounds.live_replay import in_process_server
+
+    settings.TABLEHUB_TIMERS = "inprocess"
+    return in_process_server().replace("ws://", "http://", 1)
+
+
+@pytest.fixture
+def demo(server):
+    """The demo table, as the README's run command sets it up (short timers for tests)."""
+    from tablehub.demo import ensure_demo_table
+
+    return ensure_demo_table(timers={"betting": 60, "insurance": 20, "decision": 20, "bonus": 20})
+
+
+@pytest.fixture
+def station_page(browser):
+    """Open a page at a station's screen size; screenshots of every page are saved."""
+    contexts = []
+
+    def open_page(size: dict | None = None):
+        context = browser.new_context(viewport=size or STATION)
+        contexts.append(context)
+        return context.new_page()
+
+    yield open_page
+    for context in contexts:
+        context.close()
+
+
+def screenshot(page, name: str) -> Path:
+    """Save a screenshot of the page as a test artifact."""
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    path = ARTIFACTS / f"{name}.png"
+    page.screenshot(path=str(path), full_page=True)
+    return path
