@@ -38,6 +38,7 @@ from tablehub import broadcast
 from tablehub.models import Table
 
 DEFAULT_TIMER_SECONDS = 15
+VIDEO_CARD_SECONDS = 0.8  # a video table deals each card this long after it is wanted
 
 
 @dataclass
@@ -238,6 +239,8 @@ def _after(round: Round, live: Live) -> None:
     live.written.update(key for *_, key in movements)
     round.phase = engine.phase.value
     _time_the_step(round, engine)
+    if engine.awaiting_card is not None and round.table.mode == Table.Mode.VIDEO:
+        _deal_by_itself(round)
     if engine.settled:
         round.settled_at = timezone.now()
         _write_results(round, engine, live.stations)
@@ -257,6 +260,14 @@ def _time_the_step(round: Round, engine: Engine) -> None:
     if key == round.step_key:
         return
     _start_timer(round, key, engine.phase.value)
+
+
+def _deal_by_itself(round: Round) -> None:
+    """A video table has no dealer: its virtual shoe deals the wanted card in a moment."""
+    seconds = float(round.config.timers.get("video_card", VIDEO_CARD_SECONDS))
+    timers.schedule_video_card(
+        round.pk, round.last_seq, timezone.now() + timedelta(seconds=seconds)
+    )
 
 
 def _write_results(round: Round, engine: Engine, stations: dict[str, Station]) -> None:

@@ -1,5 +1,6 @@
 """Round timers: a deadline is data on the round; this module only makes sure someone calls
-``rounds.services.expire`` at that moment.
+``rounds.services.expire`` at that moment (and, at a video table, that the virtual shoe
+deals the next card a moment after the table asks for it).
 
 Expiry is idempotent (keyed by round and step) and every command that arrives after a
 deadline applies the expiry first, so correctness never depends on a timer firing on time;
@@ -25,17 +26,38 @@ from django.utils import timezone
 
 def schedule(round_id: int, step_key: str, when: datetime) -> None:
     """Fire the expiry of this step at ``when``, once the current transaction commits."""
+    _schedule("expire", (round_id, step_key), when)
+
+
+def schedule_video_card(round_id: int, seq: int, when: datetime) -> None:
+    """At a video table: deal the card the round asks for after its event ``seq``."""
+    _schedule("video_card", (round_id, seq), when)
+
+
+def _job(name: str):
+    """The function behind a timer job (imported late: the services import this module)."""
+    if name == "expire":
+        from rounds.services import expire
+
+        return expire
+    from croupier.video import deal_video_card
+
+    return deal_video_card
+
+
+def _schedule(name: str, args: tuple, when: datetime) -> None:
     backend = settings.TABLEHUB_TIMERS
     if backend == "none":
         return
-    transaction.on_commit(lambda: _start(backend, round_id, step_key, when))
+    transaction.on_commit(lambda: _start(backend, name, args, when))
 
 
-def _start(backend: str, round_id: int, step_key: str, when: datetime) -> None:
+def _start(backend: str, name: str, args: tuple, when: datetime) -> None:
     if backend == "celery":
-        from rounds.tasks import expire_step
+        from rounds import tasks
 
-        expire_step.apply_async(args=[round_id, step_key], eta=when)
+        task = tasks.expire_step if name == "expire" else tasks.deal_video_card
+        task.apply_async(args=list(args), eta=when)
         return
     delay = max((when - timezone.now()).total_seconds(), 0.0)
     loop = _server_loop()
@@ -43,11 +65,11 @@ def _start(backend: str, round_id: int, step_key: str, when: datetime) -> None:
         # A fresh context: the scheduling thread's asgiref context must not travel with it.
         fresh = contextvars.Context()
         loop.call_soon_threadsafe(
-            partial(loop.call_later, delay, _fire_on_loop, round_id, step_key, context=fresh),
+            partial(loop.call_later, delay, _fire_on_loop, name, args, context=fresh),
             context=fresh,
         )
         return
-    timer = threading.Timer(delay, _fire_in_thread, args=[round_id, step_key])
+    timer = threading.Timer(delay, _fire_in_thread, args=[name, args])
     timer.daemon = True
     timer.start()
 
@@ -64,19 +86,15 @@ def _server_loop() -> asyncio.AbstractEventLoop | None:
     return loop if loop.is_running() else None
 
 
-def _fire_on_loop(round_id: int, step_key: str) -> None:
+def _fire_on_loop(name: str, args: tuple) -> None:
     from channels.db import database_sync_to_async
 
-    from rounds.services import expire
-
-    asyncio.ensure_future(database_sync_to_async(expire)(round_id, step_key))
+    asyncio.ensure_future(database_sync_to_async(_job(name))(*args))
 
 
-def _fire_in_thread(round_id: int, step_key: str) -> None:
-    from rounds.services import expire
-
+def _fire_in_thread(name: str, args: tuple) -> None:
     close_old_connections()
     try:
-        expire(round_id, step_key)
+        _job(name)(*args)
     finally:
         close_old_connections()

@@ -16,6 +16,7 @@ from typing import Any
 
 from asgiref.sync import async_to_sync
 from channels.layers import get_channel_layer
+from django.conf import settings
 from django.db import transaction
 
 from rounds.engine import Notice
@@ -24,9 +25,19 @@ _SERVER_LOOP: asyncio.AbstractEventLoop | None = None
 
 
 def remember_server_loop() -> None:
-    """Called by each consumer as it connects, on the loop it receives on."""
+    """Called by each consumer as it connects, on the loop it receives on. The first time
+    in a process, the embedded server's timers are armed again (rounds.recovery)."""
     global _SERVER_LOOP
-    _SERVER_LOOP = asyncio.get_running_loop()
+    loop = asyncio.get_running_loop()
+    if loop is _SERVER_LOOP:
+        return
+    _SERVER_LOOP = loop
+    if settings.TABLEHUB_TIMERS == "inprocess":
+        from channels.db import database_sync_to_async
+
+        from rounds.recovery import resume_tables
+
+        asyncio.ensure_future(database_sync_to_async(resume_tables)())
 
 
 def table_group(table_id: int) -> str:

@@ -1,0 +1,42 @@
+"""Video mode: no dealer; the virtual shoe deals by itself a moment after the table asks
+for a card, and rounds follow each other on the betting timer.
+
+The round services schedule ``deal_video_card`` (through the timers) after every event that
+leaves a video table's round waiting for a card. The job is keyed by the round's event
+number, so a job that comes late, twice, or after someone else dealt changes nothing.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from django.db import transaction
+
+from croupier.services import current_shoe
+from croupier.virtual_shoe import deal_next
+from rounds.engine import EngineError
+from rounds.models import Round
+from tablehub.models import Shoe, Table
+
+log = logging.getLogger("tablehub.video")
+
+
+def deal_video_card(round_id: int, seq: int) -> None:
+    """Deal the next card of a video table's round, if it still waits after event ``seq``."""
+    round = Round.objects.select_related("table").filter(pk=round_id).first()
+    if round is None or round.table.mode != Table.Mode.VIDEO:
+        return
+    try:
+        with transaction.atomic():
+            # Every card input locks the shoe first, then the round (as croupier.services.scan).
+            Shoe.objects.select_for_update().get(pk=current_shoe(round.table).pk)
+            locked = Round.objects.select_for_update().get(pk=round_id)
+            if locked.last_seq != seq or locked.phase not in (
+                Round.Phase.DEAL,
+                Round.Phase.PLAY,
+                Round.Phase.DEALER,
+            ):
+                return  # the round moved on: this job is stale
+            deal_next(round.table)
+    except EngineError as exc:  # e.g. the round was voided meanwhile: nothing to deal
+        log.warning("video table %s round %s: %s", round.table_id, round_id, exc.line())
