@@ -1,0 +1,51 @@
+"""``manage.py demo_table``: set up (or find) the demo tables and print how to reach them.
+
+A live-dealer demo table (the croupier page deals from the virtual shoe when asked) and a
+video-mode table (the virtual shoe deals by itself); both open, two stations each.
+"""
+
+from __future__ import annotations
+
+from django.core.management.base import BaseCommand
+
+from rounds.recovery import UNFINISHED
+from rounds.services import open_round
+from tablehub.demo import ensure_demo_table
+from tablehub.models import Table
+
+
+class Command(BaseCommand):
+    help = "Set up the demo tables (live dealer and video mode) and print their pages."
+
+    def add_arguments(self, parser) -> None:
+        parser.add_argument("--base-url", default="http://127.0.0.1:8000")
+
+    def handle(self, *args, base_url: str, **options) -> None:
+        live = ensure_demo_table()
+        video = ensure_demo_table(
+            name="Video demo table",
+            stations=("v1", "v2"),
+            mode=Table.Mode.VIDEO,
+            timers={"betting": 15, "insurance": 8, "decision": 10, "bonus": 8, "video_card": 0.8},
+        )
+        for demo in (live, video):
+            table = demo.table
+            if not table.is_open:
+                table.is_open = True
+                table.save(update_fields=["is_open"])
+            if not table.rounds.filter(phase__in=UNFINISHED).exists():
+                open_round(table)
+        write = self.stdout.write
+        write(f"Croupier tablet: {base_url}/croupier/tables/{live.table.pk}/")
+        write("  log in as dealer / dealer (supervisor approvals: supervisor / supervisor)")
+        for name, credential in live.station_credentials.items():
+            write(
+                f"Station {name}: {base_url}/tables/{live.table.pk}/stations/{name}/"
+                f"#credential={credential}"
+            )
+        write(f"Video mode table (no dealer), reader key {video.reader_key}:")
+        for name, credential in video.station_credentials.items():
+            write(
+                f"Station {name}: {base_url}/tables/{video.table.pk}/stations/{name}/"
+                f"#credential={credential}"
+            )
