@@ -8,11 +8,11 @@ import logging
 from typing import Any
 
 from channels.db import database_sync_to_async
-from channels.generic.websocket import AsyncJsonWebsocketConsumer
 
 from stations.commands import handle, station_state
 from stations.models import Station
 from tablehub.broadcast import remember_server_loop, station_group, table_group
+from tablehub.consumers import TableConsumer
 
 log = logging.getLogger("tablehub.stations")
 MAX_FRAME = 4096
@@ -37,7 +37,7 @@ def _join(table_id: int, name: object, credential: object) -> Station | None:
     return station
 
 
-class StationConsumer(AsyncJsonWebsocketConsumer):
+class StationConsumer(TableConsumer):
     async def connect(self) -> None:
         self.table_id = int(self.scope["url_route"]["kwargs"]["table_id"])
         remember_server_loop()
@@ -86,9 +86,6 @@ class StationConsumer(AsyncJsonWebsocketConsumer):
         if not reply["ok"]:
             log.info("station %s: %s", self.station, reply["error"])
         await self.send_json(reply)
-
-    async def table_event(self, message: dict[str, Any]) -> None:
-        await self.send_json(message["event"])
 
     async def disconnect(self, code: int) -> None:
         if self.station is not None:

@@ -12,6 +12,7 @@ management command or a replay may publish from another thread or loop.
 from __future__ import annotations
 
 import asyncio
+import json
 from typing import Any
 
 from asgiref.sync import async_to_sync
@@ -65,11 +66,11 @@ def publish(table_id: int, round_id: int, seq: int, notices: list[Notice]) -> No
             group = table_group(table_id)
         else:
             group = station_group(table_id, notice.to)
-        _send(group, {"type": "table.event", "event": event})
+        _send(group, {"type": "table.event", "text": json.dumps(event)})
 
 
 def tell_croupier(table_id: int, message: dict[str, Any]) -> None:
-    _send(croupier_group(table_id), {"type": "table.event", "event": message})
+    _send(croupier_group(table_id), {"type": "table.event", "text": json.dumps(message)})
 
 
 def _send(group: str, message: dict[str, Any]) -> None:

@@ -53,7 +53,10 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "channels",
     "rest_framework",
+    "rest_framework.authtoken",
     "drf_spectacular",
+    "simple_history",
+    "axes",
     "tablehub",
     "rounds",
     "stations",
@@ -71,7 +74,23 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    # Who made a configuration change, for the audit history (django-simple-history).
+    "simple_history.middleware.HistoryRequestMiddleware",
+    # Login throttling (django-axes): last, so it sees every failed login.
+    "axes.middleware.AxesMiddleware",
 ]
+
+# Every login (the admin's, the croupier tablet's, the API's basic auth and token request)
+# goes through authenticate(); the first backend refuses a locked-out username and address
+# before the password is checked (docs/operations.md, "Logins").
+AUTHENTICATION_BACKENDS = [
+    "tablehub.auth.ThrottledBackend",
+    "django.contrib.auth.backends.ModelBackend",
+]
+AXES_FAILURE_LIMIT = int(os.environ.get("AXES_FAILURE_LIMIT", "5"))
+AXES_COOLOFF_TIME = float(os.environ.get("AXES_COOLOFF_HOURS", "0.25"))  # hours
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
+AXES_RESET_ON_SUCCESS = True
 
 ROOT_URLCONF = "tablehub.urls"
 
@@ -110,7 +129,9 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
         "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
     }
     # A file, not the shared-cache in-memory database, whose table locks fail at once.
-    DATABASES["default"]["TEST"] = {"NAME": str(BASE_DIR / "test-db.sqlite3")}
+    DATABASES["default"]["TEST"] = {
+        "NAME": os.environ.get("TABLEHUB_TEST_DB", str(BASE_DIR / "test-db.sqlite3"))
+    }
 
 REDIS_URL = os.environ.get("REDIS_URL", "")
 
@@ -124,7 +145,7 @@ if REDIS_URL:
     CELERY_BROKER_URL = REDIS_URL
     CELERY_TASK_ALWAYS_EAGER = False
 else:
-    CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
+    CHANNEL_LAYERS = {"default": {"BACKEND": "tablehub.layers.TableChannelLayer"}}
     CELERY_BROKER_URL = "memory://"
     CELERY_TASK_ALWAYS_EAGER = True
     CELERY_TASK_EAGER_PROPAGATES = True
@@ -151,12 +172,20 @@ DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 REST_FRAMEWORK = {
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    # The API (tablehub/api/): a token (POST /api/token/), basic auth or the admin's session;
+    # what each role may read or change is in tablehub/api/permissions.py.
+    "DEFAULT_AUTHENTICATION_CLASSES": [
+        "rest_framework.authentication.TokenAuthentication",
+        "rest_framework.authentication.BasicAuthentication",
+        "rest_framework.authentication.SessionAuthentication",
+    ],
 }
 
 SPECTACULAR_SETTINGS = {
     "TITLE": "TableHub API",
     "DESCRIPTION": "Live dealer-assist blackjack table backend.",
     "VERSION": "0.1.0",
+    "COMPONENT_SPLIT_REQUEST": True,
 }
 
 LOGGING = {

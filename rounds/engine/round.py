@@ -270,7 +270,9 @@ class Round:
 
         for station, amount in credits.items():
             self.seats[station] = Seat(station, amount)
+        self._bets_of: dict[str, list[Bet]] = {station: [] for station in self.seats}
         for bet in bets:
+            self._bets_of[bet.station].append(bet)
             seat = self.seats[bet.station]
             seat.credits -= bet.stake
             if bet.code == "main":
@@ -1125,9 +1127,8 @@ class Round:
         that names it uniquely within the round, so a ledger can write each exactly once."""
         seat = self._seat(station)
         items: dict[str, Decimal] = {}
-        for bet in self.bets:
-            if bet.station == station:
-                items[f"bet:{bet.box}:{bet.code}"] = -bet.stake
+        for bet in self._bets_of[station]:
+            items[f"bet:{bet.box}:{bet.code}"] = -bet.stake
         for hand in seat.hands:
             if hand.from_split:
                 items[f"{hand.id}:split"] = -hand.main_stake
