@@ -15,11 +15,11 @@ is per initial bet.
   up card. The chart is found from the decisions' expected values weighted by
   how often each composition is reached, then played exactly.
 
-Approximations (see docs/maingame.md): the player's draws do not condition on
-a peeked hole card; resplits use an expected-hand-count model with the
-split hands' values from the shoe less the pair; ten-value ranks are one rank,
-so ``split_unlike_tens`` only matters where splitting tens pays, which it
-never does here.
+The player's draws after a peek are conditioned exactly on the hole card not completing
+a blackjack (``draws``). Approximations (see docs/maingame.md): resplits use an
+expected-hand-count model; split hands' values come from the shoe less the pair, each as
+if the other hand's cards were not drawn; ten-value ranks are one rank, so
+``split_unlike_tens`` only matters where splitting tens pays, which it never does here.
 """
 
 from __future__ import annotations
@@ -106,6 +106,7 @@ class MainGame:
         self.tables = [DealerTable(up, self.rules.dealer_hits_soft_17, d) for up in range(10)]
         self.obo = self.rules.obo and not self.rules.hole_card
         self._dealer: dict[tuple[Shoe, int], np.ndarray] = {}
+        self._draws: dict[tuple[Shoe, int], tuple[float, ...]] = {}
         self._memos: dict[str, dict] = {}
 
     # -- the dealer ---------------------------------------------------------------------------
@@ -123,6 +124,31 @@ class MainGame:
                 p[:BLACKJACK] /= 1.0 - p[BLACKJACK]
                 p[BLACKJACK] = 0.0
             found = self._dealer[key] = p
+        return found
+
+    def draws(self, shoe: Shoe, up: int) -> tuple[float, ...]:
+        """The chance of each rank as the player's next card.
+
+        ``shoe`` still holds the dealer's hole card. After a peek found no blackjack, the hole
+        card is one of the shoe's cards other than the rank that would complete it (10-value
+        under an ace, ace under a 10-value), each equally likely: so the next card is that
+        rank with chance m_x / (M - 1), and any other rank r with m_r (1 - 1 / (M - m_x)) /
+        (M - 1). This is exact: by symmetry the hole card is uniform over the cards not yet
+        seen, whatever the player drew before."""
+        key = (shoe, up)
+        found = self._draws.get(key)
+        if found is None:
+            n = sum(shoe)
+            excluded = TEN if up == ACE else ACE
+            others = n - shoe[excluded]
+            if not self.peeked(up) or n < 2 or others < 1:
+                found = tuple(c / n for c in shoe)
+            else:
+                keep = 1.0 - 1.0 / others
+                found = tuple(
+                    (c if r == excluded else c * keep) / (n - 1) for r, c in enumerate(shoe)
+                )
+            self._draws[key] = found
         return found
 
     def bj_loss(self, stake: float, role: str) -> float:
@@ -154,11 +180,11 @@ class MainGame:
     @per_game
     def draw_one(self, shoe: Shoe, up: int, spot: Spot, stake: float) -> float:
         """Take exactly one card, then stand (a double, or a split ace)."""
-        n = sum(shoe)
+        p = self.draws(shoe, up)
         ev = 0.0
         for r in range(10):
             if shoe[r]:
-                ev += shoe[r] / n * self.stand(remove(shoe, r), up, spot.add(r), stake)
+                ev += p[r] * self.stand(remove(shoe, r), up, spot.add(r), stake)
         return ev
 
     def surrender(self, shoe: Shoe, up: int, spot: Spot) -> float:
@@ -201,15 +227,15 @@ class MainGame:
         return values
 
     def hit(self, shoe: Shoe, up: int, spot: Spot, play: Chooser) -> float:
-        n = sum(shoe)
+        p = self.draws(shoe, up)
         ev = 0.0
         for r in range(10):
             if shoe[r]:
                 after = spot.add(r)
                 if after.hard > 21:
-                    ev -= shoe[r] / n
+                    ev -= p[r]
                 else:
-                    ev += shoe[r] / n * self.value(remove(shoe, r), up, after, play)
+                    ev += p[r] * self.value(remove(shoe, r), up, after, play)
         return ev
 
     def value(self, shoe: Shoe, up: int, spot: Spot, play: Chooser) -> float:
@@ -228,7 +254,7 @@ class MainGame:
         r = self.rules
         one_card = rank == ACE and not r.hit_split_aces
         may_resplit = r.max_splits > 1 and (rank != ACE or r.resplit_aces)
-        n = sum(shoe)
+        p = self.draws(shoe, up)
 
         def hand_after(x: int, role: str) -> float:
             rest = remove(shoe, x)
@@ -237,10 +263,10 @@ class MainGame:
                 return self.stand(rest, up, spot)
             return self.value(rest, up, spot, play)
 
-        p_pair = shoe[rank] / n
+        p_pair = p[rank]
         by_role = {}
         for role in (FIRST, SPLIT) if self.obo else (FIRST,):
-            other = [shoe[x] / n * hand_after(x, role) for x in range(10) if x != rank and shoe[x]]
+            other = [p[x] * hand_after(x, role) for x in range(10) if x != rank and shoe[x]]
             paired = hand_after(rank, role) if shoe[rank] else 0.0
             by_role[role] = (sum(other) / (1 - p_pair) if p_pair < 1 else 0.0, paired)
         no_pair, paired = by_role[SPLIT if self.obo else FIRST]

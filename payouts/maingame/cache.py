@@ -13,7 +13,7 @@ from rounds.engine.rules import RuleSet
 
 from .parsheet import main_parsheet
 
-CACHE_VERSION = 1  # bump when the analysis changes its results
+CACHE_VERSION = 2  # bump when the analysis changes its results (2: exact draws after a peek)
 
 
 def cache_dir() -> Path:

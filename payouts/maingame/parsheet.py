@@ -130,12 +130,12 @@ def derive_chart(game: MainGame, play: Chooser, pairs_from: Any) -> Chart:
             )
         if play(shoe, up, spot, values) != "H":
             return
-        n = sum(shoe)
+        p = game.draws(shoe, up)
         for r in range(10):
             if shoe[r]:
                 after = spot.add(r)
                 if after.total[0] <= 21:
-                    visit(remove(shoe, r), up, after, weight * shoe[r] / n)
+                    visit(remove(shoe, r), up, after, weight * p[r])
 
     for weight, up, p1, p2, shoe in initial_hands(game):
         if {p1, p2} == {ACE, TEN}:

@@ -136,3 +136,77 @@ def test_command_main_prints_and_caches_the_sheet(
     assert code == 0
     assert json.loads(out)["rtp"] == pytest.approx(seed_000_sheet["rtp"])
     assert len(list((tmp_path / "cache").glob("main-*.json"))) == 1
+
+
+def brute_force_after_peek(shoe, up, hard, ace, n, h17):
+    """A hand's value when the player hits below 17, by plain recursion over the real order of
+    the cards: the hole card first (not completing a blackjack: the peek found none), then the
+    player's cards, then the dealer's, all from the same small shoe."""
+    values = list(range(1, 11))
+    excluded = 9 if up == 0 else 0
+
+    def take(counts, r):
+        return counts[:r] + (counts[r] - 1,) + counts[r + 1 :]
+
+    def total(h, a):
+        return h + 10 if a and h <= 11 else h
+
+    def dealer(counts, d_hard, d_ace, player_total):
+        t = total(d_hard, d_ace)
+        soft = d_ace and d_hard <= 11
+        if d_hard > 21:
+            return Fraction(1)
+        if t > 17 or (t == 17 and not (soft and h17)):
+            return Fraction((player_total > t) - (player_total < t))
+        left = sum(counts)
+        return sum(
+            Fraction(counts[r], left)
+            * dealer(take(counts, r), d_hard + values[r], d_ace or r == 0, player_total)
+            for r in range(10)
+            if counts[r]
+        )
+
+    def player(counts, p_hard, p_ace, hole):
+        if p_hard > 21:
+            return Fraction(-1)
+        t = total(p_hard, p_ace)
+        if t >= 17:
+            return dealer(counts, values[up] + values[hole], up == 0 or hole == 0, t)
+        left = sum(counts)
+        return sum(
+            Fraction(counts[r], left)
+            * player(take(counts, r), p_hard + values[r], p_ace or r == 0, hole)
+            for r in range(10)
+            if counts[r]
+        )
+
+    allowed = sum(c for r, c in enumerate(shoe) if r != excluded)
+    return sum(
+        Fraction(shoe[h], allowed) * player(take(shoe, h), hard, ace, h)
+        for h in range(10)
+        if shoe[h] and h != excluded
+    )
+
+
+@pytest.mark.parametrize("up", [0, 9])
+def test_the_players_draws_after_a_peek_are_exact(up):
+    """After a peek found no blackjack the hole card is not the completing rank; the player's
+    draws must reflect that (a small shoe, where it matters most, against plain recursion)."""
+    from payouts.maingame.analysis import MainGame, Spot
+
+    game = MainGame(RuleSet(decks=1, late_surrender=False, double_after_split=False))
+    shoe = (2, 1, 2, 1, 1, 2, 1, 1, 1, 4)  # the hole card is still in it, unseen
+
+    def hit_below_17(_shoe, _up, spot, values):
+        return "H" if spot.total[0] < 17 and "H" in values else "S"
+
+    ours = game.value(shoe, up, Spot(12, False, 2), hit_below_17)
+    exact = brute_force_after_peek(shoe, up, 12, False, 2, h17=False)
+    assert ours == pytest.approx(float(exact), abs=1e-12)
+
+
+def test_six_deck_basic_strategy_matches_the_published_house_edge_table():
+    """Wizard of Odds house-edge calculator, 6 decks, S17, DAS, split to 2 hands, no
+    surrender, peek, 3:2, basic strategy with a continuous shuffler: 0.460 % (docs/maingame.md)."""
+    rules = RuleSet(decks=6, max_splits=1, late_surrender=False)
+    assert main_parsheet(rules)["house_edge"] == pytest.approx(0.00460, abs=0.00005)
