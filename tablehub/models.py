@@ -9,21 +9,124 @@ from __future__ import annotations
 from decimal import Decimal
 from typing import Any
 
+from django.conf import settings
+from django.core.exceptions import ValidationError
 from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
+from simple_history import register
+from simple_history.models import HistoricalRecords
 
 from rounds.engine import RuleSet
+from rounds.engine.rules import BLACKJACK_PAYS
 from tablehub.tokens import check_token, hash_token
 
 
+def all_bet_codes() -> list[str]:
+    from payouts.specials import BETS
+
+    return list(BETS)
+
+
+def all_blackjack_pays() -> list[str]:
+    return list(BLACKJACK_PAYS)
+
+
+class JurisdictionManager(models.Manager):
+    def get_by_natural_key(self, code: str) -> Jurisdiction:
+        return self.get(code=code)
+
+
 class Jurisdiction(models.Model):
+    """What a regulator allows a table to be configured with (docs/operations.md,
+    "Jurisdictions"); every table configuration is checked against it
+    (tablehub/configuration.py). The defaults allow everything the engine can do, except
+    hitting on a timeout; a real jurisdiction narrows them and says where each value comes
+    from in ``source``."""
+
     code = models.SlugField(unique=True)
     name = models.CharField(max_length=120)
-    max_decision_seconds = models.PositiveSmallIntegerField(default=25)
-    stale_game_hours = models.PositiveIntegerField(default=24)
+    max_decision_seconds = models.PositiveSmallIntegerField(
+        default=25, help_text="the longest timer (betting, insurance, decision, bonus), seconds"
+    )
+    stale_game_hours = models.PositiveIntegerField(
+        default=24, help_text="a game in progress longer than this is cancelled and refunded"
+    )
+    approved_special_bets = models.JSONField(
+        default=all_bet_codes, blank=True, help_text="special bet codes a table may offer"
+    )
+    blackjack_pays = models.JSONField(
+        default=all_blackjack_pays, help_text='blackjack payouts allowed, e.g. ["3:2", "6:5"]'
+    )
+    max_splits = models.PositiveSmallIntegerField(
+        default=3,
+        validators=[MaxValueValidator(7)],
+        help_text="most splits of one box (3 splits make 4 hands)",
+    )
+    let_it_play_cap = models.DecimalField(
+        max_digits=12,
+        decimal_places=2,
+        null=True,
+        blank=True,
+        help_text="the highest Let It Play bet a table may allow; empty: no cap of its own",
+    )
+    hit_on_timeout_allowed = models.BooleanField(
+        default=False, help_text='a table may hit a soft hand on a timeout ("hit_soft")'
+    )
+    disputes_allowed = models.BooleanField(default=False)
+    dispute_window_seconds = models.PositiveIntegerField(
+        default=0, help_text="how long after a round ends its result may still be disputed"
+    )
+    min_rtp = models.DecimalField(
+        max_digits=6,
+        decimal_places=4,
+        null=True,
+        blank=True,
+        validators=[MinValueValidator(0), MaxValueValidator(1)],
+        help_text="the lowest return to player of any special bet's paytable, as a fraction "
+        "(0.9518 = 95.18 %); empty: no floor",
+    )
+    required_rules = models.JSONField(
+        default=dict,
+        blank=True,
+        help_text='rules every table must have, e.g. {"decks": 8, "dealer_hits_soft_17": false}',
+    )
+    source = models.TextField(
+        blank=True, help_text="where each value comes from (document and line)"
+    )
+    history = HistoricalRecords()
+
+    objects = JurisdictionManager()
 
     def __str__(self) -> str:
         return self.name
+
+    def natural_key(self) -> tuple[str]:
+        return (self.code,)
+
+    def clean(self) -> None:
+        from payouts.specials import BETS
+
+        errors: dict[str, str] = {}
+        bets = self.approved_special_bets
+        if not isinstance(bets, list) or not all(isinstance(b, str) for b in bets):
+            errors["approved_special_bets"] = "a list of special bet codes"
+        elif unknown := [b for b in bets if b not in BETS]:
+            errors["approved_special_bets"] = f"unknown special bet {unknown[0]!r}"
+        pays = self.blackjack_pays
+        if not isinstance(pays, list) or not pays or not all(isinstance(p, str) for p in pays):
+            errors["blackjack_pays"] = 'a list of blackjack payouts, e.g. ["3:2"]'
+        elif unknown := [p for p in pays if p not in BLACKJACK_PAYS]:
+            allowed = ", ".join(BLACKJACK_PAYS)
+            errors["blackjack_pays"] = f"unknown payout {unknown[0]!r} (known: {allowed})"
+        if not isinstance(self.required_rules, dict):
+            errors["required_rules"] = 'an object of rules, e.g. {"decks": 8}'
+        else:
+            try:
+                RuleSet.from_dict(self.required_rules)
+            except Exception as exc:  # EngineError: the message names the rule
+                errors["required_rules"] = str(exc)
+        if errors:
+            raise ValidationError(errors)
 
 
 class Table(models.Model):
@@ -50,6 +153,16 @@ class Table(models.Model):
     reader_key = models.CharField(
         max_length=128, blank=True, help_text="hash of the card reader's credential"
     )
+    staff = models.ManyToManyField(
+        settings.AUTH_USER_MODEL,
+        blank=True,
+        related_name="tables",
+        help_text="dealers and supervisors who work this table (they see its status)",
+    )
+    history = HistoricalRecords(excluded_fields=["reader_key"])
+
+    class Meta:
+        permissions = [("view_reports", "Can view and export table reports")]
 
     def __str__(self) -> str:
         return self.name
@@ -89,6 +202,15 @@ class TableConfig(models.Model):
         help_text="return / stakes of a round that makes a nice or a big win",
     )
     created_at = models.DateTimeField(auto_now_add=True)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+        help_text="who saved this version",
+    )
+    history = HistoricalRecords()
 
     class Meta:
         constraints = [
@@ -97,6 +219,25 @@ class TableConfig(models.Model):
 
     def __str__(self) -> str:
         return f"{self.table} v{self.version}"
+
+    def clean(self) -> None:
+        """Refuse what the table's jurisdiction forbids (tablehub/configuration.py)."""
+        from tablehub.configuration import check_config
+
+        if self.table_id is None:
+            return
+        check_config(self.table, self.as_data())
+
+    def as_data(self) -> dict[str, Any]:
+        """The configurable part, in the shape ``check_config`` and the API use."""
+        return {
+            "rules": self.rules,
+            "limits": self.limits,
+            "timers": self.timers,
+            "special_bets": self.special_bets,
+            "chips": self.chips,
+            "win_thresholds": self.win_thresholds,
+        }
 
     def ruleset(self) -> RuleSet:
         return RuleSet.from_dict(self.rules)
@@ -124,3 +265,43 @@ class Shoe(models.Model):
 
     def __str__(self) -> str:
         return f"{self.table} shoe {self.pk}"
+
+
+class Report(models.Model):
+    """A table report for a time range (a shift), computed by a Celery task
+    (payouts/reports.py, payouts/tasks.py)."""
+
+    class Status(models.TextChoices):
+        PENDING = "pending"
+        DONE = "done"
+        FAILED = "failed"
+
+    table = models.ForeignKey(Table, on_delete=models.CASCADE, related_name="reports")
+    start = models.DateTimeField()
+    end = models.DateTimeField()
+    requested_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    status = models.CharField(max_length=8, choices=Status.choices, default=Status.PENDING)
+    result = models.JSONField(null=True, blank=True)
+    error = models.TextField(blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    def __str__(self) -> str:
+        return f"{self.table} report {self.start:%Y-%m-%d %H:%M} to {self.end:%Y-%m-%d %H:%M}"
+
+
+# The audit history of the models of other apps, kept without changing those apps' models:
+# every change of a paytable or a station is recorded with who made it (its historical
+# model lives in its own app).
+def _register_history() -> None:
+    from payouts.models import Paytable
+    from stations.models import Station
+
+    for model, excluded in ((Paytable, []), (Station, ["credential"])):
+        if not hasattr(model, "history"):
+            register(model, excluded_fields=excluded)
+
+
+_register_history()

@@ -11,7 +11,6 @@ from the environment:
 """
 
 import os
-import warnings
 from pathlib import Path
 
 import dj_database_url
@@ -92,6 +91,10 @@ AXES_COOLOFF_TIME = float(os.environ.get("AXES_COOLOFF_HOURS", "0.25"))  # hours
 AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
 AXES_RESET_ON_SUCCESS = True
 
+# A configuration saved in the admin or the API has its main-game par sheet computed in the
+# background (payouts/rtp.py), so the admin shows its return without waiting.
+TABLEHUB_WARM_PARSHEETS = env_bool("TABLEHUB_WARM_PARSHEETS", True)
+
 ROOT_URLCONF = "tablehub.urls"
 
 TEMPLATES = [
@@ -166,7 +169,9 @@ USE_I18N = True
 USE_TZ = True
 
 STATIC_URL = "static/"
-STATIC_ROOT = BASE_DIR / "staticfiles"
+# Where collectstatic gathers the files for a production server (WhiteNoise serves them from
+# there); unset, WhiteNoise serves them straight from the apps (below).
+STATIC_ROOT = os.environ.get("STATIC_ROOT") or None
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
@@ -210,5 +215,3 @@ TABLEHUB_TIMERS = os.environ.get("TABLEHUB_TIMERS", "celery" if REDIS_URL else "
 # The pages' static files are served by WhiteNoise straight from the apps' static/ folders
 # (no collectstatic step on a fresh machine).
 WHITENOISE_USE_FINDERS = True
-# Without collectstatic there is no STATIC_ROOT yet; WhiteNoise then serves from the finders.
-warnings.filterwarnings("ignore", message="No directory at", module="whitenoise.base")

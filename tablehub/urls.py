@@ -14,6 +14,7 @@ urlpatterns = [
     path("health/", health, name="health"),
     path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
     path("api/tables/<int:table_id>/shoe/cards/", ShoeCardView.as_view(), name="shoe-cards"),
+    path("api/", include("tablehub.api.urls")),
     path("croupier/", include("croupier.urls")),
     path("", include("stations.urls")),
 ]

@@ -1,0 +1,85 @@
+"""Admin for paytables (with their par sheets) and the ledger (read only)."""
+
+from __future__ import annotations
+
+from django.contrib import admin
+from django.utils.html import format_html, format_html_join
+from simple_history.admin import SimpleHistoryAdmin
+
+from payouts.models import LedgerEntry, Paytable
+from rounds.engine import RuleSet
+
+PARSHEET_DECKS = (6, 8)
+
+
+@admin.register(Paytable)
+class PaytableAdmin(SimpleHistoryAdmin):
+    list_display = ("bet_code", "name", "is_default", "rtp_8_decks")
+    list_filter = ("bet_code", "is_default")
+    search_fields = ("name", "bet_code")
+    readonly_fields = ("parsheet",)
+
+    def has_delete_permission(self, request, obj=None) -> bool:
+        return request.user.is_superuser
+
+    def _sheet(self, obj: Paytable, decks: int):
+        from payouts.rtp import special_sheet
+
+        return special_sheet(obj.bet_code, obj.pays, RuleSet(decks=decks))
+
+    @admin.display(description="RTP (8 decks)")
+    def rtp_8_decks(self, obj: Paytable) -> str:
+        try:
+            return f"{self._sheet(obj, 8)['rtp']:.4%}"
+        except Exception as exc:  # a paytable the engine refuses: say why
+            return f"invalid: {exc}"
+
+    @admin.display(description="par sheet")
+    def parsheet(self, obj: Paytable):
+        if obj.pk is None:
+            return "saved paytables show their par sheet here"
+        parts = []
+        for decks in PARSHEET_DECKS:
+            try:
+                sheet = self._sheet(obj, decks)
+            except Exception as exc:
+                return f"invalid: {exc}"
+            rows = format_html_join(
+                "",
+                "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+                (
+                    (c["code"], c["pays"], f"{c['probability']:.8f}", f"{c['return']:.6f}")
+                    for c in sheet["combinations"]
+                ),
+            )
+            parts.append(
+                format_html(
+                    "<p>{} decks: RTP {}, hit frequency {}</p><table><thead><tr><th>combination"
+                    "</th><th>pays</th><th>probability</th><th>return</th></tr></thead>"
+                    "<tbody>{}</tbody></table>",
+                    decks,
+                    f"{sheet['rtp']:.4%}",
+                    f"{sheet['hit_frequency']:.4%}",
+                    rows,
+                )
+            )
+        return format_html_join("", "{}", ((p,) for p in parts))
+
+
+@admin.register(LedgerEntry)
+class LedgerEntryAdmin(admin.ModelAdmin):
+    list_display = ("pk", "station", "round", "kind", "amount", "key", "created_at")
+    list_filter = ("kind",)
+    list_select_related = ("station__table",)
+    search_fields = ("key", "=round__id")
+    raw_id_fields = ("station", "round")
+    show_full_result_count = False
+
+    def has_add_permission(self, request) -> bool:
+        return False
+
+    def has_change_permission(self, request, obj=None) -> bool:
+        return False
+
+    def has_delete_permission(self, request, obj=None) -> bool:
+        return False

@@ -1,0 +1,67 @@
+"""Admin for rounds: read only, with the game recall (rounds/recall.py) on each round's page.
+
+Rounds, their events, bets and hands are written only by the round services; nobody edits
+or deletes them here."""
+
+from __future__ import annotations
+
+import json
+
+from django.contrib import admin
+from django.template.loader import render_to_string
+from django.urls import reverse
+from django.utils.html import format_html
+
+from rounds.models import Round, RoundEvent
+from rounds.recall import recall
+
+
+class ReadOnly(admin.ModelAdmin):
+    def has_add_permission(self, request, obj=None) -> bool:
+        return False
+
+    def has_change_permission(self, request, obj=None) -> bool:
+        return False
+
+    def has_delete_permission(self, request, obj=None) -> bool:
+        return False
+
+
+@admin.register(Round)
+class RoundAdmin(ReadOnly):
+    list_display = ("id", "table", "config_version", "phase", "created_at", "settled_at")
+    list_filter = ("table", "phase")
+    date_hierarchy = "created_at"
+    list_select_related = ("table", "config")
+    search_fields = ("=id",)
+    fields = ("table", "config", "phase", "created_at", "settled_at", "api", "record")
+    readonly_fields = fields
+    show_full_result_count = False  # the count of a long history is not worth its query
+
+    @admin.display(description="config", ordering="config__version")
+    def config_version(self, obj: Round) -> str:
+        return f"v{obj.config.version}"
+
+    @admin.display(description="as JSON")
+    def api(self, obj: Round):
+        url = reverse("api-round", args=[obj.pk])
+        return format_html('<a href="{}">{}</a>', url, url)
+
+    @admin.display(description="game recall")
+    def record(self, obj: Round):
+        data = recall(obj)
+        for event in data["events"]:
+            event["payload_text"] = json.dumps(event["payload"], sort_keys=True)
+            event["public_text"] = "; ".join(
+                json.dumps(m, sort_keys=True) for m in event.get("public", [])
+            )
+        return render_to_string("admin/rounds/recall.html", {"recall": data})
+
+
+@admin.register(RoundEvent)
+class RoundEventAdmin(ReadOnly):
+    list_display = ("round", "seq", "kind", "created_at")
+    list_filter = ("kind",)
+    list_select_related = ("round__table",)
+    search_fields = ("=round__id",)
+    show_full_result_count = False

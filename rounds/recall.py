@@ -1,0 +1,208 @@
+"""Game recall: the whole record of one round, built once for the admin and the API.
+
+The record is read from the round's event log replayed through the rules engine (the log
+is the truth, DESIGN.md principle 2), plus the rows written from it: the configuration
+version the round opened with, every bet, every card with where it went (the engine's
+public ``card`` notices carry ``to``), every decision and timeout with the hands they
+left, the dealer's hand, every hand's and special bet's settlement, every ledger entry,
+and the interventions that are not engine events (a void: ``{"by", "reason"}``; later
+disputes).
+
+While a round is in play the recall hides what the table hides (DESIGN.md principle 5):
+the hole card until it is turned, and In For 6 multipliers until they are picked.
+"""
+
+from __future__ import annotations
+
+from decimal import Decimal
+from typing import Any
+
+from django.db.models import Sum
+
+from payouts.models import LedgerEntry
+from rounds.engine import EngineError
+from rounds.engine.codec import load_event
+from rounds.models import Round
+
+ENGINE_KINDS = {"card", "burn", "decision", "timeout", "bonus_assigned"}
+OVER = {Round.Phase.SETTLED, Round.Phase.VOID}
+
+
+def plain(value: Any) -> Any:
+    """JSON-ready: Decimals as strings, tuples as lists."""
+    if isinstance(value, Decimal):
+        return f"{value:.2f}" if value == value.quantize(Decimal("0.01")) else str(value)
+    if isinstance(value, dict):
+        return {str(k): plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [plain(v) for v in value]
+    return value
+
+
+def money(value: Decimal | None) -> str | None:
+    return None if value is None else f"{value:.2f}"
+
+
+def recall(round: Round) -> dict[str, Any]:
+    """The full record of ``round`` (see the module docstring); JSON-ready."""
+    round = Round.objects.select_related("table__jurisdiction", "config").get(pk=round.pk)
+    over = round.phase in OVER
+    config = round.config
+    events, cards, decisions, timeouts, interventions, engine = _replay(round, over)
+    dealer: dict[str, Any] | None = None
+    if engine is not None:
+        dealer = engine.dealer_outcome() if over else engine.public_view()["dealer"]
+    return {
+        "round": {
+            "id": round.pk,
+            "table": {"id": round.table_id, "name": round.table.name},
+            "jurisdiction": round.table.jurisdiction.code,
+            "phase": round.phase,
+            "created_at": round.created_at.isoformat(),
+            "settled_at": round.settled_at.isoformat() if round.settled_at else None,
+            "shoe": round.shoe_id,
+            "last_seq": round.last_seq,
+        },
+        "config": {
+            "id": config.pk,
+            "version": config.version,
+            "created_at": config.created_at.isoformat(),
+            **config.as_data(),
+        },
+        "bets": [
+            {
+                "station": b.station.name,
+                "station_id": b.station_id,
+                "box": b.box,
+                "bet": b.code,
+                "stake": money(b.stake),
+                "combination": b.combination or None,
+                "returned": money(b.returned),
+            }
+            for b in round.bets.select_related("station").order_by("station__name", "box", "pk")
+        ],
+        "events": events,
+        "cards": cards,
+        "decisions": decisions,
+        "timeouts": timeouts,
+        "dealer": dealer,
+        "hands": [
+            {
+                "station": h.station.name,
+                "box": h.box,
+                "position": h.position,
+                "cards": h.cards,
+                "stake": money(h.stake),
+                "result": h.result,
+                "returned": money(h.returned),
+                "insurance": money(h.insurance),
+                "insurance_returned": money(h.insurance_returned),
+            }
+            for h in round.hands.select_related("station").order_by("station__name", "position")
+        ],
+        "ledger": _ledger(round),
+        "interventions": interventions,
+    }
+
+
+def _replay(round: Round, over: bool):
+    """Events with their public effects, and the lists drawn from them."""
+    from rounds.services import _new_engine  # the engine exactly as the table built it
+
+    engine = None
+    events: list[dict[str, Any]] = []
+    cards: list[dict[str, Any]] = []
+    decisions: list[dict[str, Any]] = []
+    timeouts: list[dict[str, Any]] = []
+    interventions: list[dict[str, Any]] = []
+    hole = None
+    for row in round.events.order_by("seq"):
+        entry: dict[str, Any] = {
+            "seq": row.seq,
+            "at": row.created_at.isoformat(),
+            "kind": row.kind,
+            "payload": dict(row.payload),
+        }
+        events.append(entry)
+        if row.kind == "bets_closed":
+            engine = _new_engine(round, row.payload)
+            continue
+        if row.kind not in ENGINE_KINDS or engine is None:
+            interventions.append(
+                {"seq": row.seq, "at": entry["at"], "kind": row.kind, **row.payload}
+            )
+            continue
+        wanted = engine.awaiting_card
+        try:
+            notices = engine.apply(load_event(row.kind, row.payload))
+        except EngineError as exc:  # a log the engine refuses: show it, never hide it
+            entry["replay_error"] = exc.line()
+            continue
+        public = [plain(n.message) for n in notices if n.to == "public"]
+        entry["public"] = [m for m in public if m.get("type") != "dealer"]
+        if row.kind == "card":
+            placed = next((m for m in public if m.get("type") in ("card", "hole_card_dealt")), None)
+            card: dict[str, Any] = {"seq": row.seq, "card": row.payload["card"]}
+            if placed is None or placed["type"] == "hole_card_dealt" or wanted == "hole":
+                card["to"] = "hole"
+                hole = (card, entry)
+            else:
+                card.update({k: v for k, v in placed.items() if k in ("to", "box", "boxes")})
+            cards.append(card)
+        elif row.kind == "burn":
+            cards.append({"seq": row.seq, "card": row.payload["card"], "to": "burn"})
+        elif row.kind == "bonus_assigned" and not over:
+            entry["payload"] = {k: v for k, v in row.payload.items() if k != "multipliers"}
+        elif row.kind in ("decision", "timeout"):
+            hands = [
+                {"station": n.to, **plain(n.message["hand"])}
+                for n in notices
+                if n.to != "public" and n.message.get("type") == "hand"
+            ]
+            item = {"seq": row.seq, "at": entry["at"], **row.payload, "hands": hands}
+            (decisions if row.kind == "decision" else timeouts).append(item)
+    if hole is not None and not over and not engine.hole_revealed:
+        hole[0]["card"] = "face_down"
+        hole[1]["payload"] = {"card": "face_down"}
+    return events, cards, decisions, timeouts, interventions, engine
+
+
+def _ledger(round: Round) -> dict[str, Any]:
+    entries = LedgerEntry.objects.filter(round=round).select_related("station").order_by("pk")
+    rows = [
+        {
+            "id": e.pk,
+            "station": e.station.name if e.station else None,
+            "kind": e.kind,
+            "amount": money(e.amount),
+            "key": e.key,
+            "at": e.created_at.isoformat(),
+        }
+        for e in entries
+    ]
+    totals = dict(
+        LedgerEntry.objects.filter(round=round, station__isnull=False)
+        .values_list("kind")
+        .annotate(total=Sum("amount"))
+    )
+    staked = -(totals.get(LedgerEntry.Kind.STAKE) or Decimal(0))
+    returned = totals.get(LedgerEntry.Kind.RETURN) or Decimal(0)
+    refunded = totals.get(LedgerEntry.Kind.REFUND) or Decimal(0)
+    return {
+        "entries": rows,
+        "staked": money(staked),
+        "returned": money(returned),
+        "refunded": money(refunded),
+        "house_result": money(staked - returned - refunded),
+    }
+
+
+def station_rounds(station):
+    """The rounds a station staked in, newest first, as a queryset of round ids read through
+    the ledger's (station, round) index: the last 100 come at once however long the history."""
+    return (
+        LedgerEntry.objects.filter(station=station, round__isnull=False)
+        .values_list("round_id", flat=True)
+        .distinct()
+        .order_by("-round_id")
+    )

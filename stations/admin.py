@@ -1,0 +1,73 @@
+"""Admin for player stations (with their audit history) and player sessions (read only)."""
+
+from __future__ import annotations
+
+from django import forms
+from django.contrib import admin
+from django.urls import reverse
+from django.utils.html import format_html
+from simple_history.admin import SimpleHistoryAdmin
+
+from payouts import ledger
+from stations.models import PlayerSession, Station
+
+
+class StationForm(forms.ModelForm):
+    new_credential = forms.CharField(
+        required=False,
+        widget=forms.PasswordInput(render_value=False),
+        help_text="set the station device's credential (stored hashed, never shown again)",
+    )
+
+    class Meta:
+        model = Station
+        fields = ("table", "name", "is_active")
+
+    def clean(self):
+        cleaned = super().clean()
+        if self.instance.pk is None and not cleaned.get("new_credential"):
+            self.add_error("new_credential", "a new station needs a credential")
+        return cleaned
+
+    def save(self, commit=True):
+        station = super().save(commit=False)
+        if self.cleaned_data.get("new_credential"):
+            station.set_credential(self.cleaned_data["new_credential"])
+        if commit:
+            station.save()
+        return station
+
+
+@admin.register(Station)
+class StationAdmin(SimpleHistoryAdmin):
+    form = StationForm
+    list_display = ("name", "table", "is_active", "credits", "rounds")
+    list_filter = ("table", "is_active")
+    search_fields = ("name",)
+    readonly_fields = ("credits", "rounds")
+
+    @admin.display(description="credits")
+    def credits(self, obj: Station) -> str:
+        return f"{ledger.balance(obj):.2f}" if obj.pk else "-"
+
+    @admin.display(description="history")
+    def rounds(self, obj: Station):
+        if obj.pk is None:
+            return "-"
+        url = reverse("api-station-rounds", args=[obj.pk])
+        return format_html('<a href="{}">rounds</a>', url)
+
+
+@admin.register(PlayerSession)
+class PlayerSessionAdmin(admin.ModelAdmin):
+    list_display = ("station", "opened_at", "closed_at")
+    list_filter = ("station__table",)
+
+    def has_add_permission(self, request) -> bool:
+        return False
+
+    def has_change_permission(self, request, obj=None) -> bool:
+        return False
+
+    def has_delete_permission(self, request, obj=None) -> bool:
+        return False

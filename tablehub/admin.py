@@ -1,0 +1,576 @@
+"""Admin for jurisdictions, tables and their configuration versions.
+
+A table's configuration is a form of its rules, limits, timers, chips and special bets
+(each with a paytable). It is checked by tablehub/configuration.py, the same check the
+API uses, and saving it never edits a version: it stores the next version, which the
+table's next round takes up. Every change is in the audit history (django-simple-history).
+"""
+
+from __future__ import annotations
+
+from dataclasses import fields as dataclass_fields
+from datetime import timedelta
+from decimal import Decimal
+from typing import Any
+
+from django import forms
+from django.contrib import admin, messages
+from django.core.exceptions import ValidationError
+from django.http import HttpResponse
+from django.urls import reverse
+from django.utils import timezone
+from django.utils.html import format_html, format_html_join
+from simple_history.admin import SimpleHistoryAdmin
+
+from payouts.specials import BETS
+from payouts.specials.defaults import _defaults as default_paytables
+from rounds.engine import RuleSet
+from rounds.engine.rules import AUTO_STAND, BLACKJACK_PAYS, DOUBLE_ON, TIMEOUT_ACTIONS
+from tablehub.configuration import check_config, save_version
+from tablehub.models import Jurisdiction, Report, Shoe, Table, TableConfig
+
+# --- jurisdictions ------------------------------------------------------------------------
+
+
+class JurisdictionForm(forms.ModelForm):
+    approved_special_bets = forms.MultipleChoiceField(
+        choices=[(code, code) for code in BETS],
+        widget=forms.CheckboxSelectMultiple,
+        required=False,
+    )
+    blackjack_pays = forms.MultipleChoiceField(
+        choices=[(p, p) for p in BLACKJACK_PAYS], widget=forms.CheckboxSelectMultiple
+    )
+
+    class Meta:
+        model = Jurisdiction
+        fields = [
+            "code",
+            "name",
+            "source",
+            "approved_special_bets",
+            "blackjack_pays",
+            "max_splits",
+            "required_rules",
+            "min_rtp",
+            "let_it_play_cap",
+            "max_decision_seconds",
+            "hit_on_timeout_allowed",
+            "disputes_allowed",
+            "dispute_window_seconds",
+            "stale_game_hours",
+        ]
+
+
+@admin.register(Jurisdiction)
+class JurisdictionAdmin(SimpleHistoryAdmin):
+    """Only superusers, or users given ``tablehub.change_jurisdiction`` on their own, may
+    change a jurisdiction; floor managers and auditors read it."""
+
+    form = JurisdictionForm
+    list_display = (
+        "code",
+        "name",
+        "max_splits",
+        "max_decision_seconds",
+        "min_rtp",
+        "disputes_allowed",
+    )
+    search_fields = ("code", "name")
+    fieldsets = (
+        (None, {"fields": ("code", "name", "source")}),
+        (
+            "Game",
+            {
+                "fields": (
+                    "approved_special_bets",
+                    "blackjack_pays",
+                    "max_splits",
+                    "required_rules",
+                    "min_rtp",
+                    "let_it_play_cap",
+                )
+            },
+        ),
+        (
+            "Timers and disputes",
+            {
+                "fields": (
+                    "max_decision_seconds",
+                    "hit_on_timeout_allowed",
+                    "disputes_allowed",
+                    "dispute_window_seconds",
+                    "stale_game_hours",
+                )
+            },
+        ),
+    )
+
+
+# --- tables -------------------------------------------------------------------------------
+
+
+class ConfigInline(admin.TabularInline):
+    model = TableConfig
+    fields = ("version", "created_at", "created_by", "special_bet_codes")
+    readonly_fields = fields
+    extra = 0
+    can_delete = False
+    show_change_link = True
+    ordering = ("-version",)
+
+    def has_add_permission(self, request, obj=None) -> bool:
+        return False
+
+    def has_change_permission(self, request, obj=None) -> bool:
+        return False
+
+    @admin.display(description="special bets")
+    def special_bet_codes(self, obj: TableConfig) -> str:
+        return ", ".join(obj.special_bets) or "-"
+
+
+@admin.register(Table)
+class TableAdmin(SimpleHistoryAdmin):
+    list_display = ("name", "jurisdiction", "mode", "is_open", "config_version", "configure")
+    list_filter = ("jurisdiction", "mode", "is_open")
+    search_fields = ("name",)
+    filter_horizontal = ("staff",)
+    exclude = ("reader_key",)
+    inlines = [ConfigInline]
+    actions = ["report_last_day"]
+
+    def get_readonly_fields(self, request, obj=None):
+        # Moving a table to another jurisdiction changes what it may be configured with.
+        if obj is not None and not request.user.has_perm("tablehub.change_jurisdiction"):
+            return ("jurisdiction",)
+        return ()
+
+    @admin.display(description="configuration")
+    def config_version(self, obj: Table) -> str:
+        config = obj.current_config()
+        return f"v{config.version}" if config else "-"
+
+    @admin.display(description="")
+    def configure(self, obj: Table):
+        config = obj.current_config()
+        if config is not None:
+            url = reverse("admin:tablehub_tableconfig_change", args=[config.pk])
+        else:
+            url = reverse("admin:tablehub_tableconfig_add") + f"?table={obj.pk}"
+        return format_html('<a href="{}">configure</a>', url)
+
+    def has_view_reports_permission(self, request) -> bool:
+        return request.user.has_perm("tablehub.view_reports")
+
+    @admin.action(description="Report of the last 24 hours (CSV)", permissions=["view_reports"])
+    def report_last_day(self, request, queryset):
+        from payouts.reports import reports_csv, table_report
+
+        end = timezone.now()
+        start = end - timedelta(hours=24)
+        reports = [table_report(table, start, end) for table in queryset.order_by("name")]
+        response = HttpResponse(reports_csv(reports), content_type="text/csv")
+        response["Content-Disposition"] = f'attachment; filename="report-{end:%Y%m%dT%H%M}.csv"'
+        return response
+
+
+# --- table configuration ------------------------------------------------------------------
+
+RULE_CHOICES = {
+    "blackjack_pays": list(BLACKJACK_PAYS),
+    "double_on": list(DOUBLE_ON),
+    "auto_stand": list(AUTO_STAND),
+    "timeout_action": list(TIMEOUT_ACTIONS),
+}
+SPECIAL_WITHOUT_MAIN = [
+    (0, "0: a special bet needs a main bet on its box"),
+    (1, "1: allowed without a main bet"),
+    (2, "2: allowed, stake at most the box's main stake"),
+]
+RULE_NAMES = [f.name for f in dataclass_fields(RuleSet)]
+TIMER_NAMES = ("betting", "insurance", "decision", "bonus", "video_card")
+LIMIT_FIELDS = (
+    ("main", "main_min", "main_max"),
+    ("special", "special_min", "special_max"),
+    ("let_it_play", "let_it_play_min", "let_it_play_max"),
+)
+
+
+def _rule_field(f) -> forms.Field:
+    name, kind = f.name, str(f.type)
+    if kind == "bool":
+        return forms.BooleanField(required=False, label=name)
+    if name in RULE_CHOICES:
+        return forms.ChoiceField(choices=[(c, c) for c in RULE_CHOICES[name]], label=name)
+    if name == "special_without_main":
+        return forms.TypedChoiceField(choices=SPECIAL_WITHOUT_MAIN, coerce=int, label=name)
+    if name == "charlie":
+        return forms.IntegerField(required=False, label=name, help_text="empty: no charlie")
+    return forms.IntegerField(label=name)
+
+
+def _declared_fields() -> dict[str, forms.Field]:
+    out: dict[str, forms.Field] = {}
+    for f in dataclass_fields(RuleSet):
+        out[f"rule_{f.name}"] = _rule_field(f)
+    for kind, low, high in LIMIT_FIELDS:
+        required = kind == "main"
+        out[low] = forms.DecimalField(required=required, decimal_places=2, label=f"{kind} min")
+        out[high] = forms.DecimalField(required=required, decimal_places=2, label=f"{kind} max")
+    for name in TIMER_NAMES:
+        out[f"timer_{name}"] = forms.DecimalField(
+            required=False, decimal_places=1, label=f"{name} (s)"
+        )
+    out["chips_list"] = forms.CharField(
+        label="chips", help_text="denominations, comma-separated (at most 8)"
+    )
+    out["win_nice"] = forms.DecimalField(label="nice win", help_text="return / stakes")
+    out["win_big"] = forms.DecimalField(label="big win", help_text="return / stakes")
+    for code in BETS:
+        out[f"special_{code}"] = forms.ChoiceField(required=False, label=code)
+    return out
+
+
+def paytable_options(code: str, current: Any = None) -> list[tuple[str, str, Any]]:
+    """(key, label, pays) of every paytable a floor manager may pick for ``code``: the
+    stored Paytable rows, the shipped default, and the one configured now."""
+    from payouts.models import Paytable
+
+    options: list[tuple[str, str, Any]] = []
+    for row in Paytable.objects.filter(bet_code=code).order_by("name"):
+        options.append((f"db:{row.pk}", row.name, row.pays))
+    default = default_paytables().get(code)
+    if default is not None and all(default["pays"] != pays for *_, pays in options):
+        options.append(("default", f"{default['name']} (default)", default["pays"]))
+    if current is not None and all(current != pays for *_, pays in options):
+        options.append(("current", "as configured now", current))
+    return options
+
+
+def _pays_text(pays: Any) -> str:
+    return ", ".join(f"{combo} {value}" for combo, value in pays.items())
+
+
+class BaseConfigForm(forms.ModelForm):
+    class Meta:
+        model = TableConfig
+        fields = ["table"]
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        base = self._base_config()
+        data = base.as_data() if base is not None else None
+        rules = RuleSet.from_dict((data or {}).get("rules") or {}).to_dict()
+        for name in RULE_NAMES:
+            self.fields[f"rule_{name}"].initial = rules[name]
+        limits = (data or {}).get("limits") or {"main": ["1", "100"]}
+        for kind, low, high in LIMIT_FIELDS:
+            if kind in limits:
+                self.fields[low].initial, self.fields[high].initial = limits[kind]
+        timers = (data or {}).get("timers") or {"betting": 15, "decision": 15}
+        for name in TIMER_NAMES:
+            self.fields[f"timer_{name}"].initial = timers.get(name)
+        chips = (data or {}).get("chips") or ["1", "5", "25", "100", "500"]
+        self.fields["chips_list"].initial = ", ".join(str(c) for c in chips)
+        thresholds = (data or {}).get("win_thresholds") or {"nice": "3", "big": "10"}
+        self.fields["win_nice"].initial = thresholds.get("nice")
+        self.fields["win_big"].initial = thresholds.get("big")
+        specials = (data or {}).get("special_bets") or {}
+        self.options: dict[str, dict[str, Any]] = {}
+        for code in BETS:
+            options = paytable_options(code, specials.get(code))
+            self.options[code] = {key: pays for key, _, pays in options}
+            field = self.fields[f"special_{code}"]
+            field.choices = [("", "not offered")] + [
+                (key, f"{label}: {_pays_text(pays)}") for key, label, pays in options
+            ]
+            if code in specials:
+                field.initial = next(k for k, _, p in options if p == specials[code])
+
+    def _base_config(self) -> TableConfig | None:
+        """The version this form starts from: the one being changed, or the table's current."""
+        if self.instance.pk is not None:
+            return self.instance
+        table_id = self.initial.get("table") or self.data.get("table")
+        table = Table.objects.filter(pk=table_id).first() if str(table_id).isdigit() else None
+        return table.current_config() if table is not None else None
+
+    def configuration(self) -> dict[str, Any]:
+        """The form's values as a configuration (check_config's shape)."""
+        data = self.cleaned_data
+        rules = {name: data.get(f"rule_{name}") for name in RULE_NAMES}
+        limits = {}
+        for kind, low, high in LIMIT_FIELDS:
+            if data.get(low) is not None or data.get(high) is not None:
+                limits[kind] = [_text(data.get(low)), _text(data.get(high))]
+        timers = {}
+        for name in TIMER_NAMES:
+            value = data.get(f"timer_{name}")
+            if value is not None:
+                timers[name] = int(value) if value == int(value) else float(value)
+        chips = [c.strip() for c in (data.get("chips_list") or "").split(",") if c.strip()]
+        specials = {}
+        for code in BETS:
+            key = data.get(f"special_{code}")
+            if key:
+                specials[code] = self.options[code][key]
+        return {
+            "rules": rules,
+            "limits": limits,
+            "timers": timers,
+            "special_bets": specials,
+            "chips": chips,
+            "win_thresholds": {
+                "nice": _text(data.get("win_nice")),
+                "big": _text(data.get("win_big")),
+            },
+        }
+
+    def clean(self) -> dict[str, Any]:
+        cleaned = super().clean()
+        if self.errors:
+            return cleaned
+        table = cleaned.get("table") or (self.instance.table if self.instance.pk else None)
+        if table is None:
+            return cleaned
+        try:
+            self.checked = check_config(table, self.configuration())
+        except ValidationError as exc:
+            for part, problems in exc.message_dict.items():
+                for problem in problems:
+                    self.add_error(None, f"{part.replace('_', ' ')}: {problem}")
+        return cleaned
+
+    def _post_clean(self) -> None:
+        # The configuration was checked in clean() by check_config, the check the model's
+        # clean() runs too; the version is given by save_version.
+        pass
+
+
+def config_changes(config: TableConfig) -> list[tuple[str, str, str]] | None:
+    """(setting, before, after) for each setting that differs from the previous version;
+    None for a table's first version."""
+    previous = config.table.configs.filter(version__lt=config.version).order_by("-version")
+    before = previous.first()
+    if before is None:
+        return None
+    rows = []
+    old, new = before.as_data(), config.as_data()
+    old["rules"] = RuleSet.from_dict(old["rules"] or {}).to_dict()
+    new["rules"] = RuleSet.from_dict(new["rules"] or {}).to_dict()
+    for part in old:
+        a, b = old[part] or {}, new[part] or {}
+        if isinstance(a, dict) and isinstance(b, dict):
+            for key in sorted(set(a) | set(b)):
+                if a.get(key) != b.get(key):
+                    rows.append((f"{part}.{key}", _show(a.get(key)), _show(b.get(key))))
+        elif a != b:
+            rows.append((part, _show(a), _show(b)))
+    return rows
+
+
+def _show(value: Any) -> str:
+    if value is None:
+        return "-"
+    if isinstance(value, dict):
+        return _pays_text(value)
+    if isinstance(value, list):
+        return ", ".join(str(v) for v in value)
+    return str(value)
+
+
+def _text(value: Decimal | None) -> str | None:
+    return None if value is None else format(value.normalize(), "f")
+
+
+TableConfigForm = type("TableConfigForm", (BaseConfigForm,), _declared_fields())
+
+
+def _fieldsets(add: bool) -> list:
+    head = ["table"] if add else ["table", "version", "created_at", "created_by"]
+    sets = [
+        (None, {"fields": head}),
+        ("Rules", {"fields": [f"rule_{name}" for name in RULE_NAMES]}),
+        ("Limits", {"fields": [name for _, *names in LIMIT_FIELDS for name in names]}),
+        ("Timers (seconds)", {"fields": [f"timer_{name}" for name in TIMER_NAMES]}),
+        ("Chips and wins", {"fields": ["chips_list", "win_nice", "win_big"]}),
+        ("Special bets and their paytables", {"fields": [f"special_{code}" for code in BETS]}),
+    ]
+    if not add:
+        sets.insert(1, ("Return to player", {"fields": ["paytables_rtp", "main_game_rtp"]}))
+        sets.insert(1, ("Changed from the previous version", {"fields": ["changes"]}))
+    return sets
+
+
+READ_ONLY_FIELDSETS = [
+    (None, {"fields": ["table", "version", "created_at", "created_by", "rounds_played"]}),
+    ("Changed from the previous version", {"fields": ["changes"]}),
+    ("Return to player", {"fields": ["paytables_rtp", "main_game_rtp"]}),
+    (
+        "Configuration",
+        {"fields": ["rules", "limits", "timers", "chips", "win_thresholds", "special_bets"]},
+    ),
+]
+
+
+@admin.register(TableConfig)
+class TableConfigAdmin(SimpleHistoryAdmin):
+    """Saving a change stores a new version (the next round takes it up); a version a round
+    used is never edited."""
+
+    form = TableConfigForm
+    list_display = ("__str__", "table", "version", "created_at", "created_by", "current")
+    list_filter = ("table",)
+    ordering = ("table", "-version")
+
+    def get_fieldsets(self, request, obj=None):
+        if obj is not None and not self.has_change_permission(request, obj):
+            return READ_ONLY_FIELDSETS
+        return _fieldsets(add=obj is None)
+
+    def get_readonly_fields(self, request, obj=None):
+        if obj is None:
+            return ()
+        if not self.has_change_permission(request, obj):
+            return [f for _, opts in READ_ONLY_FIELDSETS for f in opts["fields"]]
+        return (
+            "table",
+            "version",
+            "created_at",
+            "created_by",
+            "changes",
+            "paytables_rtp",
+            "main_game_rtp",
+        )
+
+    def has_delete_permission(self, request, obj=None) -> bool:
+        return False  # rounds keep the version they were played under
+
+    @admin.display(boolean=True)
+    def current(self, obj: TableConfig) -> bool:
+        return obj.table.current_config().pk == obj.pk
+
+    @admin.display(description="rounds played")
+    def rounds_played(self, obj: TableConfig) -> int:
+        return obj.round_set.count()
+
+    @admin.display(description="before → after")
+    def changes(self, obj: TableConfig):
+        rows = config_changes(obj)
+        if rows is None:
+            return "the first version"
+        if not rows:
+            return "nothing"
+        body = format_html_join("", "<tr><td>{}</td><td>{}</td><td>{}</td></tr>", rows)
+        return format_html(
+            "<table><thead><tr><th>setting</th><th>before (v{})</th><th>after</th></tr>"
+            "</thead><tbody>{}</tbody></table>",
+            obj.version - 1,
+            body,
+        )
+
+    @admin.display(description="special bets: return to player (par sheet)")
+    def paytables_rtp(self, obj: TableConfig):
+        from payouts.rtp import special_sheet
+
+        if not obj.special_bets:
+            return "no special bets"
+        rules = obj.ruleset()
+        rows = []
+        for code, pays in obj.special_bets.items():
+            try:
+                sheet = special_sheet(code, pays, rules)
+            except Exception as exc:  # a stored paytable the engine refuses: say so
+                rows.append((code, _pays_text(pays), f"invalid: {exc}", ""))
+                continue
+            rows.append(
+                (
+                    code,
+                    _pays_text(pays),
+                    f"{sheet['rtp']:.4%}",
+                    f"{sheet['hit_frequency']:.4%}",
+                )
+            )
+        body = format_html_join("", "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>", rows)
+        return format_html(
+            "<table><thead><tr><th>bet</th><th>paytable (N to 1)</th><th>RTP</th>"
+            "<th>hit frequency</th></tr></thead><tbody>{}</tbody></table>",
+            body,
+        )
+
+    @admin.display(description="main game: return to player (basic strategy)")
+    def main_game_rtp(self, obj: TableConfig):
+        from payouts.rtp import main_sheet, warm_main_sheet
+
+        rules = obj.ruleset()
+        sheet = main_sheet(rules, compute=False)
+        if sheet is None:
+            warm_main_sheet(rules)
+            return "being computed (a few seconds for a new rule set): reload the page"
+        return f"{sheet['rtp']:.4%} (house edge {sheet['house_edge']:.4%})"
+
+    def save_model(self, request, obj, form, change) -> None:
+        table = obj.table if change else form.cleaned_data["table"]
+        config, created = save_version(table, form.checked, request.user)
+        request._config_created = created
+        obj.pk, obj.version, obj.table = config.pk, config.version, config.table
+        obj.created_at, obj.created_by = config.created_at, config.created_by
+
+    def save_related(self, request, form, formsets, change) -> None:
+        pass  # the version stored by save_model has no related rows to save
+
+    def log_change(self, request, obj, message):
+        if getattr(request, "_config_created", True):
+            return super().log_change(request, obj, message)
+        return None
+
+    def response_change(self, request, obj):
+        return self._saved(request, obj) or super().response_change(request, obj)
+
+    def response_add(self, request, obj, post_url_continue=None):
+        return self._saved(request, obj) or super().response_add(request, obj, post_url_continue)
+
+    def _saved(self, request, obj):
+        from django.http import HttpResponseRedirect
+
+        if getattr(request, "_config_created", False):
+            text = (
+                f"Saved {obj.table} configuration version {obj.version}: "
+                "it applies from the next round."
+            )
+            level = messages.SUCCESS
+        else:
+            text = f"Nothing changed: {obj.table} keeps version {obj.version}."
+            level = messages.INFO
+        self.message_user(request, text, level)
+        return HttpResponseRedirect(reverse("admin:tablehub_tableconfig_change", args=[obj.pk]))
+
+
+@admin.register(Shoe)
+class ShoeAdmin(admin.ModelAdmin):
+    list_display = ("__str__", "table", "decks", "started_at", "closed_at", "cards_drawn")
+    list_filter = ("table",)
+    exclude = ("virtual_order",)  # the virtual shoe's order is never shown
+
+    def has_add_permission(self, request) -> bool:
+        return False
+
+    def has_change_permission(self, request, obj=None) -> bool:
+        return False
+
+    def has_delete_permission(self, request, obj=None) -> bool:
+        return False
+
+
+@admin.register(Report)
+class ReportAdmin(admin.ModelAdmin):
+    list_display = ("__str__", "status", "requested_by", "created_at", "finished_at")
+    list_filter = ("table", "status")
+    readonly_fields = ("table", "start", "end", "requested_by", "status", "result", "error")
+
+    def has_add_permission(self, request) -> bool:
+        return False
+
+    def has_change_permission(self, request, obj=None) -> bool:
+        return False

@@ -1,0 +1,124 @@
+"""Shapes of the API's requests and answers (for validation and the OpenAPI schema)."""
+
+from __future__ import annotations
+
+from rest_framework import serializers
+
+
+class ErrorSerializer(serializers.Serializer):
+    class Body(serializers.Serializer):
+        code = serializers.CharField()
+        message = serializers.CharField()
+        fields = serializers.DictField(required=False)
+
+    error = Body()
+
+
+class RoundBriefSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    phase = serializers.CharField()
+    config_version = serializers.IntegerField()
+    created_at = serializers.DateTimeField()
+    settled_at = serializers.DateTimeField(allow_null=True)
+    deadline = serializers.DateTimeField(allow_null=True)
+
+
+class TableStatusSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    name = serializers.CharField()
+    jurisdiction = serializers.CharField()
+    mode = serializers.CharField()
+    currency = serializers.CharField()
+    boxes = serializers.IntegerField()
+    is_open = serializers.BooleanField()
+    config_version = serializers.IntegerField(allow_null=True)
+    stations = serializers.IntegerField()
+    round = RoundBriefSerializer(allow_null=True)
+
+
+class ConfigInputSerializer(serializers.Serializer):
+    """A new configuration version; every part is checked by tablehub/configuration.py."""
+
+    rules = serializers.JSONField(help_text="scenario rules object; missing rules take defaults")
+    limits = serializers.JSONField(help_text='{"main": ["1", "100"], "special": ["1", "25"]}')
+    timers = serializers.JSONField(required=False, help_text='{"betting": 15, "decision": 15}')
+    special_bets = serializers.JSONField(required=False, help_text="bet code -> paytable")
+    chips = serializers.JSONField(required=False, help_text='["1", "5", "25"]')
+    win_thresholds = serializers.JSONField(required=False, help_text='{"nice": "3", "big": "10"}')
+
+
+class ConfigSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    table = serializers.IntegerField(source="table_id")
+    version = serializers.IntegerField()
+    created_at = serializers.DateTimeField()
+    created_by = serializers.CharField(source="created_by.username", allow_null=True)
+    rules = serializers.JSONField()
+    limits = serializers.JSONField()
+    timers = serializers.JSONField()
+    special_bets = serializers.JSONField()
+    chips = serializers.JSONField()
+    win_thresholds = serializers.JSONField()
+
+
+class JurisdictionSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    code = serializers.CharField()
+    name = serializers.CharField()
+    approved_special_bets = serializers.JSONField()
+    blackjack_pays = serializers.JSONField()
+    max_splits = serializers.IntegerField()
+    let_it_play_cap = serializers.DecimalField(max_digits=12, decimal_places=2, allow_null=True)
+    max_decision_seconds = serializers.IntegerField()
+    hit_on_timeout_allowed = serializers.BooleanField()
+    disputes_allowed = serializers.BooleanField()
+    dispute_window_seconds = serializers.IntegerField()
+    min_rtp = serializers.DecimalField(max_digits=6, decimal_places=4, allow_null=True)
+    stale_game_hours = serializers.IntegerField()
+    required_rules = serializers.JSONField()
+    source = serializers.CharField()
+
+
+class StationSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    table = serializers.IntegerField(source="table_id")
+    name = serializers.CharField()
+    is_active = serializers.BooleanField()
+
+
+class StationRoundSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    table = serializers.IntegerField()
+    phase = serializers.CharField()
+    config_version = serializers.IntegerField()
+    created_at = serializers.DateTimeField()
+    settled_at = serializers.DateTimeField(allow_null=True)
+    staked = serializers.CharField()
+    returned = serializers.CharField()
+    net = serializers.CharField(help_text="returned - staked, for the station")
+
+
+class LedgerEntrySerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    round = serializers.IntegerField(source="round_id", allow_null=True)
+    kind = serializers.CharField()
+    amount = serializers.DecimalField(max_digits=14, decimal_places=2, coerce_to_string=True)
+    key = serializers.CharField()
+    created_at = serializers.DateTimeField()
+
+
+class ReportRequestSerializer(serializers.Serializer):
+    start = serializers.DateTimeField(help_text="ISO 8601, included")
+    end = serializers.DateTimeField(help_text="ISO 8601, excluded")
+
+
+class ReportJobSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    table = serializers.IntegerField(source="table_id")
+    start = serializers.DateTimeField()
+    end = serializers.DateTimeField()
+    status = serializers.CharField()
+    error = serializers.CharField()
+    created_at = serializers.DateTimeField()
+    finished_at = serializers.DateTimeField(allow_null=True)
+    result = serializers.JSONField(allow_null=True)

@@ -1,0 +1,481 @@
+"""The API's views. Every refusal is a 4xx with ``{"error": {"code", "message"}}``
+(tablehub/api/errors.py); who may call what is in tablehub/api/permissions.py."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from decimal import Decimal
+from typing import Any
+
+from django.db import transaction
+from django.db.models import Sum
+from django.utils import timezone
+from django.utils.dateparse import parse_datetime
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
+from rest_framework import status
+from rest_framework.authtoken.views import ObtainAuthToken
+from rest_framework.exceptions import NotFound, PermissionDenied
+from rest_framework.pagination import PageNumberPagination
+from rest_framework.renderers import BaseRenderer, BrowsableAPIRenderer, JSONRenderer
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from payouts.models import LedgerEntry
+from payouts.reports import report_csv, table_report
+from payouts.rtp import main_sheet, special_sheet
+from rounds.engine import EngineError
+from rounds.models import Round
+from rounds.recall import money, recall, station_rounds
+from stations.models import Station
+from tablehub.configuration import save_version
+from tablehub.models import Jurisdiction, Report, Table, TableConfig
+
+from . import serializers as s
+from .errors import BadRequest, exception_handler
+from .permissions import SeesTables, may_see_table, needs
+
+BIGGEST_ID = 2**63 - 1
+SYNC_REPORT_DAYS = 31
+ASYNC_REPORT_DAYS = 366
+ERRORS = {
+    400: OpenApiResponse(s.ErrorSerializer, description="bad input"),
+    401: OpenApiResponse(s.ErrorSerializer, description="not logged in"),
+    403: OpenApiResponse(s.ErrorSerializer, description="the role may not do this"),
+    404: OpenApiResponse(s.ErrorSerializer, description="no such object"),
+}
+
+
+class CSVRenderer(BaseRenderer):
+    """``?format=csv`` on the report endpoints; the view puts the CSV text in ``csv``."""
+
+    media_type = "text/csv"
+    format = "csv"
+    charset = "utf-8"
+
+    def render(self, data, accepted_media_type=None, renderer_context=None):
+        if isinstance(data, dict) and "csv" in data:
+            return data["csv"]
+        if isinstance(data, dict) and "error" in data:  # a refusal: one line saying why
+            return f"error,{data['error']['code']},{data['error']['message']}\n"
+        return str(data)
+
+
+class Base(APIView):
+    renderer_classes = [JSONRenderer, BrowsableAPIRenderer]
+
+    def get_exception_handler(self):
+        return exception_handler
+
+
+class Pages(PageNumberPagination):
+    page_size = 50
+    page_size_query_param = "page_size"
+    max_page_size = 100
+
+
+def get_or_404(queryset, pk: int, what: str):
+    if pk > BIGGEST_ID:
+        raise NotFound(f"no {what} {pk}")
+    found = queryset.filter(pk=pk).first()
+    if found is None:
+        raise NotFound(f"no {what} {pk}")
+    return found
+
+
+def parse_when(value: str | None, name: str) -> datetime:
+    if not value:
+        raise BadRequest(f"{name} is required: an ISO 8601 date-time such as 2025-01-28T08:00:00Z")
+    try:
+        when = parse_datetime(value)
+    except ValueError:
+        when = None
+    if when is None:
+        raise BadRequest(
+            f"{name} must be an ISO 8601 date-time such as 2025-01-28T08:00:00Z, got {value!r}"
+        )
+    if timezone.is_naive(when):
+        when = timezone.make_aware(when, UTC)
+    return when
+
+
+def parse_range(start: str | None, end: str | None, most_days: int) -> tuple[datetime, datetime]:
+    begin, finish = parse_when(start, "start"), parse_when(end, "end")
+    if begin >= finish:
+        raise BadRequest("start must be before end")
+    try:
+        too_long = finish - begin > timedelta(days=most_days)
+    except OverflowError:
+        too_long = True
+    if too_long:
+        raise BadRequest(f"the range may be at most {most_days} days")
+    return begin, finish
+
+
+def table_status(table: Table) -> dict[str, Any]:
+    config = table.current_config()
+    round = table.rounds.select_related("config").order_by("-pk").first()
+    return {
+        "id": table.pk,
+        "name": table.name,
+        "jurisdiction": table.jurisdiction.code,
+        "mode": table.mode,
+        "currency": table.currency,
+        "boxes": table.boxes,
+        "is_open": table.is_open,
+        "config_version": config.version if config else None,
+        "stations": table.stations.filter(is_active=True).count(),
+        "round": _round_brief(round) if round else None,
+    }
+
+
+def _round_brief(round: Round) -> dict[str, Any]:
+    return {
+        "id": round.pk,
+        "phase": round.phase,
+        "config_version": round.config.version,
+        "created_at": round.created_at,
+        "settled_at": round.settled_at,
+        "deadline": round.deadline,
+    }
+
+
+def _table_for(request, table_id: int) -> Table:
+    table = get_or_404(Table.objects.select_related("jurisdiction"), table_id, "table")
+    if not may_see_table(request.user, table):
+        raise PermissionDenied("you may see only the tables you work")
+    return table
+
+
+def _config_of(table: Table, version: str | None) -> TableConfig:
+    if version is None:
+        config = table.current_config()
+        if config is None:
+            raise NotFound(f"table {table.pk} has no configuration yet")
+        return config
+    if not version.isdigit() or int(version) > BIGGEST_ID:
+        raise BadRequest(f"version must be a whole number, got {version!r}")
+    config = table.configs.filter(version=int(version)).first()
+    if config is None:
+        raise NotFound(f"table {table.pk} has no configuration version {version}")
+    return config
+
+
+# --- tables -------------------------------------------------------------------------------
+
+
+class TableList(Base):
+    permission_classes = [SeesTables]
+
+    @extend_schema(responses={200: s.TableStatusSerializer(many=True), **ERRORS})
+    def get(self, request):
+        """Every table the caller may see (a dealer or supervisor: those they work)."""
+        tables = Table.objects.select_related("jurisdiction").order_by("pk")
+        if not request.user.has_perm("tablehub.view_table"):
+            tables = tables.filter(staff=request.user)
+        return Response([table_status(t) for t in tables])
+
+
+class TableDetail(Base):
+    permission_classes = [SeesTables]
+
+    @extend_schema(responses={200: s.TableStatusSerializer, **ERRORS})
+    def get(self, request, table_id: int):
+        """A table's status: its mode, configuration version and the round in play."""
+        return Response(table_status(_table_for(request, table_id)))
+
+
+class TableStatus(TableDetail):
+    pass
+
+
+class ConfigList(Base):
+    def get_permissions(self):
+        if self.request.method == "POST":
+            return [needs("tablehub.view_table", "tablehub.add_tableconfig")()]
+        return [needs("tablehub.view_tableconfig")()]
+
+    @extend_schema(responses={200: s.ConfigSerializer(many=True), **ERRORS})
+    def get(self, request, table_id: int):
+        """Every configuration version of a table, newest first."""
+        table = get_or_404(Table.objects.all(), table_id, "table")
+        configs = table.configs.select_related("created_by").order_by("-version")
+        return Response(s.ConfigSerializer(configs, many=True).data)
+
+    @extend_schema(
+        request=s.ConfigInputSerializer,
+        responses={
+            201: s.ConfigSerializer,
+            200: OpenApiResponse(s.ConfigSerializer, description="nothing changed"),
+            **ERRORS,
+        },
+    )
+    def post(self, request, table_id: int):
+        """Save a new configuration version (floor managers); the next round takes it up.
+        Refused with 400 and the reasons when the jurisdiction forbids any of it."""
+        table = get_or_404(Table.objects.select_related("jurisdiction"), table_id, "table")
+        body = s.ConfigInputSerializer(data=request.data)
+        if not body.is_valid():
+            raise BadRequest("the configuration is not valid", body.errors)
+        config, created = save_version(table, dict(body.validated_data), request.user)
+        code = status.HTTP_201_CREATED if created else status.HTTP_200_OK
+        return Response(s.ConfigSerializer(config).data, status=code)
+
+
+class ConfigDetail(Base):
+    permission_classes = [needs("tablehub.view_tableconfig")]
+
+    @extend_schema(responses={200: s.ConfigSerializer, **ERRORS})
+    def get(self, request, table_id: int, version: int):
+        """One configuration version of a table."""
+        table = get_or_404(Table.objects.all(), table_id, "table")
+        return Response(s.ConfigSerializer(_config_of(table, str(version))).data)
+
+
+class JurisdictionList(Base):
+    permission_classes = [needs("tablehub.view_jurisdiction")]
+
+    @extend_schema(responses={200: s.JurisdictionSerializer(many=True), **ERRORS})
+    def get(self, request):
+        """What each jurisdiction allows a table to be configured with."""
+        items = Jurisdiction.objects.order_by("code")
+        return Response(s.JurisdictionSerializer(items, many=True).data)
+
+
+# --- rounds -------------------------------------------------------------------------------
+
+
+def _ledger_totals(rounds: list[int], station: Station | None = None) -> dict[int, dict]:
+    entries = LedgerEntry.objects.filter(round__in=rounds)
+    entries = entries.filter(station=station) if station else entries.exclude(station=None)
+    out: dict[int, dict] = {r: {"staked": Decimal(0), "returned": Decimal(0)} for r in rounds}
+    for round_id, kind, total in entries.values_list("round", "kind").annotate(t=Sum("amount")):
+        if kind == LedgerEntry.Kind.STAKE:
+            out[round_id]["staked"] -= total
+        else:
+            out[round_id]["returned"] += total
+    return out
+
+
+class TableRounds(Base):
+    permission_classes = [needs("rounds.view_round")]
+
+    @extend_schema(responses={200: s.StationRoundSerializer(many=True), **ERRORS})
+    def get(self, request, table_id: int):
+        """A table's rounds, newest first, with what the stations staked and got back."""
+        table = get_or_404(Table.objects.all(), table_id, "table")
+        pages = Pages()
+        rounds = table.rounds.select_related("config").order_by("-pk")
+        page = pages.paginate_queryset(rounds, request, view=self)
+        totals = _ledger_totals([r.pk for r in page])
+        return pages.get_paginated_response([_round_row(r, totals[r.pk]) for r in page])
+
+
+def _round_row(round: Round, totals: dict) -> dict[str, Any]:
+    return {
+        "id": round.pk,
+        "table": round.table_id,
+        "phase": round.phase,
+        "config_version": round.config.version,
+        "created_at": round.created_at,
+        "settled_at": round.settled_at,
+        "staked": money(totals["staked"]),
+        "returned": money(totals["returned"]),
+        "net": money(totals["returned"] - totals["staked"]),
+    }
+
+
+class RoundRecall(Base):
+    permission_classes = [needs("rounds.view_round")]
+
+    @extend_schema(responses={200: OpenApiTypes.OBJECT, **ERRORS})
+    def get(self, request, round_id: int):
+        """Game recall: the round's whole record (rounds/recall.py)."""
+        return Response(recall(get_or_404(Round.objects.all(), round_id, "round")))
+
+
+# --- stations -----------------------------------------------------------------------------
+
+
+class StationList(Base):
+    permission_classes = [needs("stations.view_station")]
+
+    @extend_schema(
+        parameters=[OpenApiParameter("table", int, description="only this table's stations")],
+        responses={200: s.StationSerializer(many=True), **ERRORS},
+    )
+    def get(self, request):
+        """The stations, by table and name."""
+        stations = Station.objects.order_by("table", "name")
+        table = request.query_params.get("table")
+        if table is not None:
+            if not table.isdigit() or int(table) > BIGGEST_ID:
+                raise BadRequest(f"table must be a table id, got {table!r}")
+            stations = stations.filter(table_id=int(table))
+        return Response(s.StationSerializer(stations, many=True).data)
+
+
+class StationRounds(Base):
+    permission_classes = [needs("rounds.view_round", "stations.view_station")]
+
+    @extend_schema(responses={200: s.StationRoundSerializer(many=True), **ERRORS})
+    def get(self, request, station_id: int):
+        """The rounds a station played, newest first (page_size up to 100), with its stakes,
+        returns and net result in each."""
+        station = get_or_404(Station.objects.all(), station_id, "station")
+        pages = Pages()
+        ids = pages.paginate_queryset(station_rounds(station), request, view=self)
+        rounds = Round.objects.select_related("config").in_bulk(ids)
+        totals = _ledger_totals(list(ids), station)
+        rows = [_round_row(rounds[i], totals[i]) for i in ids]
+        return pages.get_paginated_response(rows)
+
+
+class StationLedger(Base):
+    permission_classes = [needs("payouts.view_ledgerentry", "stations.view_station")]
+
+    @extend_schema(responses={200: s.LedgerEntrySerializer(many=True), **ERRORS})
+    def get(self, request, station_id: int):
+        """A station's ledger entries, newest first; ``balance`` is its credits now."""
+        station = get_or_404(Station.objects.all(), station_id, "station")
+        pages = Pages()
+        entries = LedgerEntry.objects.filter(station=station).order_by("-pk")
+        page = pages.paginate_queryset(entries, request, view=self)
+        response = pages.get_paginated_response(s.LedgerEntrySerializer(page, many=True).data)
+        total = entries.aggregate(t=Sum("amount"))["t"] or Decimal(0)
+        response.data["balance"] = money(total)
+        return response
+
+
+# --- par sheets ---------------------------------------------------------------------------
+
+VERSION = OpenApiParameter(
+    "version", str, description="a configuration version (default: the current one)"
+)
+
+
+class ParSheets(Base):
+    permission_classes = [needs("tablehub.view_tableconfig")]
+
+    @extend_schema(parameters=[VERSION], responses={200: OpenApiTypes.OBJECT, **ERRORS})
+    def get(self, request, table_id: int):
+        """The par sheet of every special bet a configuration offers (spec/parsheet.md)."""
+        table = get_or_404(Table.objects.all(), table_id, "table")
+        config = _config_of(table, request.query_params.get("version"))
+        rules = config.ruleset()
+        sheets = {}
+        for code, pays in config.special_bets.items():
+            try:
+                sheets[code] = special_sheet(code, pays, rules)
+            except (EngineError, KeyError) as exc:
+                sheets[code] = {"bet": code, "error": str(exc)}
+        return Response({"table": table.pk, "version": config.version, "special_bets": sheets})
+
+
+class MainParSheet(Base):
+    permission_classes = [needs("tablehub.view_tableconfig")]
+
+    @extend_schema(parameters=[VERSION], responses={200: OpenApiTypes.OBJECT, **ERRORS})
+    def get(self, request, table_id: int):
+        """The main game's par sheet for a configuration's rules (computed once per rule set,
+        some seconds, then kept on disk)."""
+        table = get_or_404(Table.objects.all(), table_id, "table")
+        config = _config_of(table, request.query_params.get("version"))
+        sheet = main_sheet(config.ruleset())
+        return Response({"table": table.pk, "version": config.version, **sheet})
+
+
+# --- reports ------------------------------------------------------------------------------
+
+FORMAT = OpenApiParameter("format", str, enum=["json", "csv"], description="csv: the lines as CSV")
+
+
+class TableReport(Base):
+    permission_classes = [needs("tablehub.view_reports")]
+    renderer_classes = [JSONRenderer, CSVRenderer]
+
+    @extend_schema(
+        parameters=[
+            OpenApiParameter("start", OpenApiTypes.DATETIME, required=True),
+            OpenApiParameter("end", OpenApiTypes.DATETIME, required=True),
+            FORMAT,
+        ],
+        responses={200: OpenApiTypes.OBJECT, **ERRORS},
+    )
+    def get(self, request, table_id: int):
+        """A table's report for rounds settled in [start, end) (payouts/reports.py), at most
+        31 days; longer ranges: POST /api/tables/{id}/reports/."""
+        table = get_or_404(Table.objects.all(), table_id, "table")
+        start, end = parse_range(
+            request.query_params.get("start"), request.query_params.get("end"), SYNC_REPORT_DAYS
+        )
+        report = table_report(table, start, end)
+        if request.accepted_renderer.format == "csv":
+            return _csv_response(report, table, start)
+        return Response(report)
+
+
+def _csv_response(report: dict, table: Table, start: datetime) -> Response:
+    name = f"report-table{table.pk}-{start:%Y%m%dT%H%M}.csv"
+    return Response(
+        {"csv": report_csv(report)},
+        headers={"Content-Disposition": f'attachment; filename="{name}"'},
+    )
+
+
+class ReportJobs(Base):
+    permission_classes = [needs("tablehub.view_reports")]
+
+    @extend_schema(
+        request=s.ReportRequestSerializer, responses={202: s.ReportJobSerializer, **ERRORS}
+    )
+    def post(self, request, table_id: int):
+        """Ask for a report of up to a year; a Celery task computes it. Poll
+        GET /api/reports/{id}/ until its status is done."""
+        from payouts.tasks import run_report
+
+        table = get_or_404(Table.objects.all(), table_id, "table")
+        data = request.data if isinstance(request.data, dict) else {}
+        start, end = parse_range(
+            _text(data.get("start")), _text(data.get("end")), ASYNC_REPORT_DAYS
+        )
+        report = Report.objects.create(table=table, start=start, end=end, requested_by=request.user)
+        transaction.on_commit(lambda: run_report.delay(report.pk))
+        return Response(s.ReportJobSerializer(report).data, status=status.HTTP_202_ACCEPTED)
+
+
+def _text(value: object) -> str | None:
+    return value if isinstance(value, str) else None if value is None else str(value)
+
+
+class ReportJob(Base):
+    permission_classes = [needs("tablehub.view_reports")]
+    renderer_classes = [JSONRenderer, CSVRenderer]
+
+    @extend_schema(parameters=[FORMAT], responses={200: s.ReportJobSerializer, **ERRORS})
+    def get(self, request, report_id: int):
+        """A requested report: its status, and its result once done (``?format=csv``)."""
+        report = get_or_404(Report.objects.select_related("table"), report_id, "report")
+        if request.accepted_renderer.format == "csv":
+            if report.status != Report.Status.DONE:
+                raise BadRequest(f"report {report.pk} is {report.status}", code="not_ready")
+            return _csv_response(report.result, report.table, report.start)
+        return Response(s.ReportJobSerializer(report).data)
+
+
+# --- login --------------------------------------------------------------------------------
+
+
+class Token(ObtainAuthToken):
+    """POST username and password for an API token (send it as ``Authorization: Token …``).
+    Logins are throttled like every other login."""
+
+    renderer_classes = [JSONRenderer]
+
+    def get_exception_handler(self):
+        return exception_handler
+
+    def post(self, request, *args, **kwargs):
+        if not isinstance(request.data, dict):
+            raise BadRequest("send username and password")
+        return super().post(request, *args, **kwargs)

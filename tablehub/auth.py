@@ -1,0 +1,74 @@
+"""Login throttling (django-axes) for every way a person logs in.
+
+The admin login, the croupier tablet's login page, the API's basic auth and its token
+request all call ``django.contrib.auth.authenticate(request, ...)``: the first backend in
+``AUTHENTICATION_BACKENDS`` (``ThrottledBackend``) refuses a username that failed too often
+from the same address (settings ``AXES_*``, docs/operations.md) before any password is
+checked, and axes counts each failure.
+
+A caller without an HTTP request (a supervisor's approval typed on the tablet and sent over
+its websocket) should call ``authenticate_from_scope(scope, username, password)``, which
+builds the request axes needs from the websocket's ASGI scope, so its failures count and
+lock like any other login. ``authenticate(username=..., password=...)`` without a request
+still works: it is refused while that username is locked out from any address, but its
+failures are not counted.
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from typing import Any
+
+from axes.backends import AxesStandaloneBackend
+from axes.conf import settings as axes_settings
+from django.contrib.auth import authenticate
+from django.http import HttpRequest
+from django.utils import timezone
+
+
+class ThrottledBackend(AxesStandaloneBackend):
+    """Axes' lockout check, which also accepts a call without a request (see the module)."""
+
+    def authenticate(self, request, username=None, password=None, **kwargs: Any):
+        if request is None:
+            if username and locked_anywhere(username):
+                from axes.exceptions import AxesBackendPermissionDenied
+
+                raise AxesBackendPermissionDenied("this username is locked out")
+            return None
+        return super().authenticate(request, username=username, password=password, **kwargs)
+
+
+def locked_anywhere(username: str) -> bool:
+    """True while ``username`` has reached the failure limit from some address."""
+    from axes.models import AccessAttempt
+
+    attempts = AccessAttempt.objects.filter(
+        username=username, failures_since_start__gte=axes_settings.AXES_FAILURE_LIMIT
+    )
+    cooloff = axes_settings.AXES_COOLOFF_TIME
+    if cooloff is not None:
+        if not isinstance(cooloff, timedelta):
+            cooloff = timedelta(hours=float(cooloff))
+        attempts = attempts.filter(attempt_time__gte=timezone.now() - cooloff)
+    return attempts.exists()
+
+
+def request_from_scope(scope: dict[str, Any]) -> HttpRequest:
+    """A minimal HttpRequest carrying a websocket's client address, user agent and path."""
+    request = HttpRequest()
+    client = scope.get("client") or ("", 0)
+    request.META["REMOTE_ADDR"] = client[0] or ""
+    for name, value in scope.get("headers") or []:
+        key = name.decode("latin-1").upper().replace("-", "_")
+        if key not in ("CONTENT_TYPE", "CONTENT_LENGTH"):
+            key = "HTTP_" + key
+        request.META[key] = value.decode("latin-1")
+    request.path = request.path_info = scope.get("path", "")
+    request.method = "POST"
+    return request
+
+
+def authenticate_from_scope(scope: dict[str, Any], username: str, password: str):
+    """``authenticate`` for a websocket: the user, or None (wrong password or locked out)."""
+    return authenticate(request_from_scope(scope), username=username, password=password)

@@ -1,0 +1,70 @@
+"""Helpers for tests: staff users in their role groups, and rounds played through the real
+round services (as the croupier and the stations would play them)."""
+
+from __future__ import annotations
+
+import importlib
+from decimal import Decimal
+
+from django.contrib.auth.models import Group, Permission, User
+
+from rounds import services
+from rounds.engine import CardDrawn, Decision, parse_card
+from rounds.models import Round
+from tablehub import roles
+
+STAFF_ROLES = (roles.FLOOR_MANAGER, roles.AUDITOR)  # the roles that use the admin
+
+
+def ensure_role_permissions() -> None:
+    """Give the role groups their permissions again (a transactional test may have flushed
+    what the data migration wrote)."""
+    migration = importlib.import_module("tablehub.migrations.0008_role_permissions")
+    for role, perms in migration.ROLE_PERMISSIONS.items():
+        group, _ = Group.objects.get_or_create(name=role)
+        if group.permissions.count() == len(perms):
+            continue
+        group.permissions.set(
+            [
+                Permission.objects.get(content_type__app_label=app, codename=codename)
+                for app, codename in perms
+            ]
+        )
+
+
+def make_staff(username: str, role: str | None, password: str = "pw-" + "x" * 12) -> User:
+    """A user in ``role`` (None: a superuser); floor managers and auditors are staff."""
+    if role is None:
+        return User.objects.create_superuser(username, password=password)
+    ensure_role_permissions()
+    user = User.objects.create_user(username, password=password, is_staff=role in STAFF_ROLES)
+    user.groups.add(Group.objects.get(name=role))
+    return user
+
+
+def play(
+    table,
+    bets: list[tuple[object, int, str, str]],
+    cards: str,
+    decisions: list[tuple[str, str]] = (),
+) -> Round:
+    """Open a round, place ``bets`` (station, box, code, stake), close bets, then deal
+    ``cards`` one at a time; a decision ``(station name, action)`` is made whenever the
+    round asks that station (before the next card)."""
+    round = services.open_round(table)
+    for station, box, code, stake in bets:
+        services.place_bet(round.pk, station, box, code, Decimal(stake))
+    services.close_bets(round.pk)
+    pending = list(decisions)
+    for card in cards.split():
+        _decide(round, pending)
+        services.record(round.pk, CardDrawn(parse_card(card)))
+    _decide(round, pending)
+    round.refresh_from_db()
+    return round
+
+
+def _decide(round: Round, pending: list[tuple[str, str]]) -> None:
+    while pending and pending[0][0] in services.state(round.pk).prompted_stations:
+        station, action = pending.pop(0)
+        services.record(round.pk, Decision(station, action))

@@ -1,0 +1,248 @@
+"""What each role sees and may change in the admin, and the configuration form."""
+
+from decimal import Decimal
+
+import pytest
+from django import forms
+from django.contrib.admin.models import LogEntry
+
+from tablehub.admin import TableConfigForm
+from tablehub.models import Jurisdiction, Table, TableConfig
+from tablehub.testing import play
+
+pytestmark = pytest.mark.django_db
+
+
+def form_data(config=None, table=None):
+    """What the configuration form posts when nothing is changed."""
+    form = TableConfigForm(instance=config, initial={"table": table.pk} if table else {})
+    data = {}
+    for name, field in form.fields.items():
+        value = form.initial.get(name, field.initial)
+        if isinstance(field, forms.BooleanField):
+            if value:
+                data[name] = "on"
+        elif value is not None:
+            data[name] = str(value)
+    if config is not None:
+        data.pop("table", None)
+    return data
+
+
+def config_url(config):
+    return f"/admin/tablehub/tableconfig/{config.pk}/change/"
+
+
+def test_floor_manager_sees_each_paytables_rtp_and_hit_frequency(login, table):
+    page = login("floor_manager").get(config_url(table.current_config()))
+    assert page.status_code == 200
+    html = page.content.decode()
+    assert "96.2961%" in html and "9.7264%" in html  # 21+3, default paytable, 8 decks
+    assert "95.9036%" in html and "7.4699%" in html  # pair
+    assert 'name="_save"' in html
+    assert "being computed" in html or "house edge" in html  # the main game, never waited for
+
+
+def test_saving_a_change_stores_a_new_version(login, table, users):
+    v1 = table.current_config()
+    data = form_data(v1) | {"timer_decision": "20", "special_pair": ""}
+    response = login("floor_manager").post(config_url(v1), data)
+    assert response.status_code == 302
+    v2 = table.current_config()
+    assert v2.version == 2 and v2.pk != v1.pk
+    assert v2.timers == {"betting": 15, "decision": 20}
+    assert set(v2.special_bets) == {"21+3"}
+    assert v2.created_by == users["floor_manager"]
+    v1.refresh_from_db()
+    assert v1.timers == {"betting": 15, "decision": 15} and set(v1.special_bets) == {"21+3", "pair"}
+    assert response["Location"] == config_url(v2)
+    page = login("floor_manager").get(response["Location"])
+    html = page.content.decode()
+    assert "Saved WA 1 configuration version 2: it applies from the next round." in html
+    assert "timers.decision" in html  # before -> after
+    assert LogEntry.objects.get().object_id == str(v2.pk)
+
+
+def test_saving_without_a_change_keeps_the_version(login, table):
+    v1 = table.current_config()
+    response = login("floor_manager").post(config_url(v1), form_data(v1), follow=True)
+    assert "Nothing changed: WA 1 keeps version 1." in response.content.decode()
+    assert TableConfig.objects.count() == 1
+
+
+def test_the_form_refuses_what_the_jurisdiction_forbids(login, table):
+    v1 = table.current_config()
+    data = form_data(v1) | {
+        "special_21+3": "",
+        "special_top_21+3": "default",
+        "rule_max_splits": "4",
+        "timer_decision": "26",
+    }
+    response = login("floor_manager").post(config_url(v1), data)
+    assert response.status_code == 200
+    html = response.content.decode()
+    assert "special bets: top_21+3 cannot be enabled without 21+3 (seed 001 §5.5)" in html
+    assert "rules: max_splits 4: Washington State tribal casinos" in html
+    assert "longest timer of 25 s" in html
+    assert TableConfig.objects.count() == 1
+
+
+def test_a_first_configuration_is_added_for_a_new_table(login, jurisdictions, table):
+    new = Table.objects.create(name="WA 2", jurisdiction=jurisdictions["wa-tribal"])
+    data = form_data(table=new) | {"table": str(new.pk), "special_lucky_ladies": "default"}
+    response = login("floor_manager").post("/admin/tablehub/tableconfig/add/", data)
+    assert response.status_code == 302
+    config = new.current_config()
+    assert config.version == 1 and set(config.special_bets) == {"lucky_ladies"}
+    assert config.limits == {"main": ["1", "100"]}
+
+
+def test_floor_manager_reads_but_may_not_change_jurisdictions(login, jurisdictions):
+    wa = jurisdictions["wa-tribal"]
+    client = login("floor_manager")
+    page = client.get(f"/admin/tablehub/jurisdiction/{wa.pk}/change/")
+    assert page.status_code == 200 and 'name="_save"' not in page.content.decode()
+    assert client.post(f"/admin/tablehub/jurisdiction/{wa.pk}/change/", {}).status_code == 403
+    assert client.get("/admin/tablehub/jurisdiction/add/").status_code == 403
+
+
+def test_superuser_changes_a_jurisdiction_and_the_history_says_who(login, jurisdictions):
+    wa = jurisdictions["wa-tribal"]
+    client = login("superuser")
+    page = client.get(f"/admin/tablehub/jurisdiction/{wa.pk}/change/")
+    assert page.status_code == 200
+    data = {
+        "code": wa.code,
+        "name": wa.name,
+        "source": wa.source,
+        "approved_special_bets": wa.approved_special_bets,
+        "blackjack_pays": ["3:2"],
+        "max_splits": "3",
+        "required_rules": '{"hit_split_aces": false}',
+        "min_rtp": "0.75",
+        "let_it_play_cap": "",
+        "max_decision_seconds": "20",
+        "disputes_allowed": "on",
+        "dispute_window_seconds": "30",
+        "stale_game_hours": "24",
+    }
+    response = client.post(f"/admin/tablehub/jurisdiction/{wa.pk}/change/", data)
+    assert response.status_code == 302, response.content.decode()[:2000]
+    wa.refresh_from_db()
+    assert (wa.blackjack_pays, wa.max_decision_seconds, wa.min_rtp) == (
+        ["3:2"],
+        20,
+        Decimal("0.7500"),
+    )
+    record = wa.history.get()  # loaddata writes no history: this change is the first record
+    assert (record.history_type, record.history_user.username) == ("~", "root")
+    assert (record.blackjack_pays, record.min_rtp) == (["3:2"], Decimal("0.7500"))
+    history = login("auditor").get(f"/admin/tablehub/jurisdiction/{wa.pk}/history/")
+    assert history.status_code == 200 and "root" in history.content.decode()
+
+
+def test_auditor_reads_everything_and_changes_nothing(login, table):
+    s1 = table.stations.get(name="s1")
+    round = play(table, [(s1, 1, "main", "10")], "TS 9C 9D 8H", [("s1", "stand")])
+    client = login("auditor")
+    config = table.current_config()
+    page = client.get(config_url(config))
+    html = page.content.decode()
+    assert page.status_code == 200 and 'name="_save"' not in html and "96.2961%" in html
+    assert client.post(config_url(config), form_data(config)).status_code == 403
+    assert client.get("/admin/tablehub/tableconfig/add/").status_code == 403
+    assert client.get("/admin/tablehub/table/add/").status_code == 403
+    for url in (
+        "/admin/tablehub/table/",
+        "/admin/rounds/round/",
+        "/admin/payouts/ledgerentry/",
+        "/admin/stations/station/",
+        "/admin/payouts/paytable/",
+        f"/admin/tablehub/tableconfig/{config.pk}/history/",
+    ):
+        assert client.get(url).status_code == 200, url
+    recall = client.get(f"/admin/rounds/round/{round.pk}/change/").content.decode()
+    assert "Game recall" in recall and "dealer_up" in recall and "hole" in recall
+    assert "TS 9D" in recall and "house result -10.00" in recall  # 19 beats the dealer's 17
+
+
+def test_rounds_and_the_ledger_are_read_only_even_for_a_superuser(login, table):
+    s1 = table.stations.get(name="s1")
+    round = play(table, [(s1, 1, "main", "10")], "TS 9C 9D 8H", [("s1", "stand")])
+    client = login("superuser")
+    assert client.post(f"/admin/rounds/round/{round.pk}/change/", {}).status_code == 403
+    assert client.get(f"/admin/rounds/round/{round.pk}/delete/").status_code == 403
+    assert client.get("/admin/payouts/ledgerentry/add/").status_code == 403
+
+
+@pytest.mark.parametrize("role", ["dealer", "supervisor"])
+def test_dealers_and_supervisors_do_not_reach_the_admin(login, role):
+    response = login(role).get("/admin/")
+    assert response.status_code == 302 and response["Location"].startswith("/admin/login/")
+
+
+def test_floor_manager_exports_a_report_from_the_table_list(login, table):
+    s1 = table.stations.get(name="s1")
+    play(table, [(s1, 1, "main", "10")], "TS 9C 9D 8H", [("s1", "stand")])
+    response = login("floor_manager").post(
+        "/admin/tablehub/table/",
+        {"action": "report_last_day", "_selected_action": [str(table.pk)]},
+    )
+    assert response.status_code == 200 and response["Content-Type"] == "text/csv"
+    lines = response.content.decode().splitlines()
+    assert lines[0].startswith("table,start,end,bet,rounds,bets,drop,paid,win,hold_pct")
+    main = lines[1].split(",")
+    assert main[0] == "WA 1" and main[3:9] == ["main", "1", "1", "10.00", "20.00", "-10.00"]
+
+
+def test_stations_are_added_with_a_hashed_credential(login, table):
+    client = login("floor_manager")
+    response = client.post(
+        "/admin/stations/station/add/",
+        {"table": str(table.pk), "name": "s3", "is_active": "on", "new_credential": "secret-s3"},
+    )
+    assert response.status_code == 302
+    station = table.stations.get(name="s3")
+    assert station.check_credential("secret-s3") and "secret-s3" not in station.credential
+    assert station.history.get().history_user.username == "fm"
+    assert Jurisdiction.objects.count() == 2
+
+
+def test_the_add_page_starts_from_the_tables_current_configuration(login, table):
+    page = login("floor_manager").get(f"/admin/tablehub/tableconfig/add/?table={table.pk}")
+    assert page.status_code == 200
+    html = page.content.decode()
+    assert 'name="timer_decision" value="15"' in html and 'name="main_max" value="100"' in html
+
+
+def test_paytables_show_their_par_sheet(login, run_command):
+    from payouts.models import Paytable
+
+    assert run_command("loaddata", "default_paytables")[0] == 0
+    sweet = Paytable.objects.get(bet_code="sweet_16", is_default=True)
+    client = login("auditor")
+    assert "95.1807%" in client.get("/admin/payouts/paytable/").content.decode()
+    page = client.get(f"/admin/payouts/paytable/{sweet.pk}/change/").content.decode()
+    assert "8 decks: RTP 95.1807%, hit frequency 7.6923%" in page
+    assert "0.00074143" in page  # the sweet 16 line of seed 003's paytable
+
+
+def test_only_those_who_change_jurisdictions_move_a_table_to_another(login, table, jurisdictions):
+    other = jurisdictions["sweet16-hitsquad"]
+    data = {
+        "name": "WA 1",
+        "jurisdiction": str(other.pk),
+        "boxes": "3",
+        "shuffler": "continuous",
+        "currency": "USD",
+        "mode": "dealer",
+        "configs-TOTAL_FORMS": "0",
+        "configs-INITIAL_FORMS": "0",
+    }
+    url = f"/admin/tablehub/table/{table.pk}/change/"
+    assert login("floor_manager").post(url, data).status_code == 302
+    table.refresh_from_db()
+    assert table.jurisdiction.code == "wa-tribal"  # read-only for a floor manager
+    assert login("superuser").post(url, data).status_code == 302
+    table.refresh_from_db()
+    assert table.jurisdiction == other
