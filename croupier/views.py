@@ -1,7 +1,17 @@
-"""HTTP input for card readers that post instead of keeping a websocket open."""
+"""The croupier's HTTP side: the tablet's pages (login, the tables, the tablet) for staff
+with a tablet role, and the input for card readers that post instead of keeping a
+websocket open."""
 
 from __future__ import annotations
 
+import logging
+from collections.abc import Callable
+from functools import wraps
+
+from django.contrib.auth.views import LoginView, LogoutView, redirect_to_login
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, render
+from django.urls import reverse, reverse_lazy
 from rest_framework.permissions import AllowAny
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -9,6 +19,62 @@ from rest_framework.views import APIView
 
 from croupier.consumers import scan_reply
 from tablehub.models import Table
+from tablehub.roles import APPROVER_ROLES, TABLET_ROLES, has_role
+
+log = logging.getLogger("tablehub.croupier")
+
+
+class TabletLoginView(LoginView):
+    """Django's login with the tablet's page; afterwards the list of tables (or ``next``)."""
+
+    template_name = "croupier/login.html"
+    next_page = reverse_lazy("croupier:tables")
+
+
+class TabletLogoutView(LogoutView):
+    """Log out (POST, as Django requires) and back to the tablet's login."""
+
+    next_page = reverse_lazy("croupier:login")
+
+
+def tablet_staff(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
+    """Logged-out users go to the login; users without a tablet role get 403."""
+
+    @wraps(view)
+    def wrapped(request: HttpRequest, *args, **kwargs) -> HttpResponse:
+        if not request.user.is_authenticated:
+            return redirect_to_login(request.get_full_path(), reverse("croupier:login"))
+        if not has_role(request.user, TABLET_ROLES):
+            log.warning("croupier pages refused for %s", request.user.get_username())
+            return render(request, "croupier/forbidden.html", status=403)
+        return view(request, *args, **kwargs)
+
+    return wrapped
+
+
+@tablet_staff
+def tables(request: HttpRequest) -> HttpResponse:
+    return render(request, "croupier/tables.html", {"tables": Table.objects.order_by("name")})
+
+
+@tablet_staff
+def tablet(request: HttpRequest, table_id: int) -> HttpResponse:
+    table = get_object_or_404(Table, pk=table_id)
+    config = {
+        "table": table.pk,
+        "boxes": table.boxes,
+        "socket": f"/ws/tables/{table.pk}/croupier/",
+        "login": reverse("croupier:login") + f"?next={request.path}",
+    }
+    context = {
+        "table": table,
+        "config": config,
+        "approver": has_role(request.user, APPROVER_ROLES),
+        "ranks": [("A", "A"), *((str(n), str(n)) for n in range(2, 10)), ("T", "10")]
+        + [("J", "J"), ("Q", "Q"), ("K", "K")],
+        "suits": [("S", "♠ spades"), ("H", "♥ hearts"), ("D", "♦ diamonds"), ("C", "♣ clubs")],
+    }
+    return render(request, "croupier/tablet.html", context)
 
 
 class ShoeCardView(APIView):

@@ -38,6 +38,9 @@ from tablehub import broadcast
 from tablehub.models import Table
 
 DEFAULT_TIMER_SECONDS = 15
+# RoundEvent kinds that record what happened to the round (who voided it and why) without
+# being an input of the game: replaying the round skips them.
+RECORDS_ONLY = frozenset({"void"})
 VIDEO_CARD_SECONDS = 0.8  # a video table deals each card this long after it is wanted
 
 
@@ -63,6 +66,12 @@ def open_round(table: Table) -> Round:
         round = Round.objects.create(table=table, config=table.current_config())
         _start_timer(round, "betting", "betting")
         round.save(update_fields=["step_key", "deadline"])
+        # Every station and tablet learns that bets are open, whoever opened the round.
+        opened = Notice(
+            "public",
+            {"type": "phase", "phase": "betting", "deadline": round.deadline.isoformat()},
+        )
+        broadcast.publish_on_commit(table.pk, round.pk, 0, [opened])
     return round
 
 
@@ -179,6 +188,8 @@ def rebuild(round: Round) -> Engine:
         raise EngineError("the round has no closed bets to replay", code="invalid")
     engine = _new_engine(round, events[0].payload)
     for row in events[1:]:
+        if row.kind in RECORDS_ONLY:
+            continue
         engine.apply(load_event(row.kind, row.payload))
     return engine
 
@@ -217,6 +228,10 @@ def _apply(round: Round, live: Live, event: Event) -> list[Notice]:
     _append(round, kind, payload)
     _after(round, live)
     broadcast.publish_on_commit(round.table_id, round.pk, round.last_seq, notices)
+    if live.engine.settled and round.table.is_open:
+        # The next round opens after the settlement is out, so that every station hears
+        # the end of this round before the start of the next.
+        transaction.on_commit(lambda: open_round(round.table))
     return notices
 
 
@@ -244,8 +259,6 @@ def _after(round: Round, live: Live) -> None:
     if engine.settled:
         round.settled_at = timezone.now()
         _write_results(round, engine, live.stations)
-        if round.table.is_open:  # settlement, then the next round
-            transaction.on_commit(lambda: open_round(round.table))
     round.save(update_fields=["last_seq", "phase", "settled_at", "step_key", "deadline"])
     live.seq = round.last_seq
     _ENGINES[round.pk] = live

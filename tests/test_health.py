@@ -26,7 +26,7 @@ def test_health_reports_database_and_channel_layer(client: Client) -> None:
     body = response.json()
     assert body["status"] == "ok"
     assert body["database"] == expected_vendor()
-    layer = "RedisChannelLayer" if os.environ.get("REDIS_URL") else "InMemoryChannelLayer"
+    layer = "RedisChannelLayer" if os.environ.get("REDIS_URL") else "TableChannelLayer"
     assert body["channel_layer"] == layer
 
 

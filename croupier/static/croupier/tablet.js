@@ -1,0 +1,383 @@
+/* The croupier tablet: plain JavaScript over the croupier socket (docs/croupier.md).
+   Every command gets one reply carrying the new state; table events and croupier messages
+   (reader errors) arrive in between and make the page ask for the state again. */
+(function () {
+  "use strict";
+
+  const config = JSON.parse(document.getElementById("tablet-config").textContent);
+  const $ = (id) => document.getElementById(id);
+  const SUITS = { S: ["♠", "spades"], H: ["♥", "hearts"], D: ["♦", "diamonds"], C: ["♣", "clubs"] };
+  const RANKS = { A: "ace", T: "10", J: "jack", Q: "queen", K: "king" };
+  const IN_PLAY = ["deal", "bonus", "insurance", "play", "dealer"];
+  const DONE = { open_table: "Table open", close_table: "Table closed: no new round after this one",
+    close_bets: "Bets closed", deal: "Card dealt", burn: "Card burned", manual_card: "Card entered",
+    new_shoe: "New shoe started", void_round: "Round voided" };
+
+  let socket = null;
+  let state = null;
+  let connected = false;
+  let everConnected = false;
+  let retries = 0;
+  let counter = 0;
+  let clockOffset = 0; // server time minus this device's time, in ms
+  let refreshTimer = null;
+  const pending = new Map(); // client_id -> {resolve, type}
+
+  // -- the socket ------------------------------------------------------------------------
+
+  function connect() {
+    const scheme = location.protocol === "https:" ? "wss://" : "ws://";
+    socket = new WebSocket(scheme + location.host + config.socket);
+    socket.addEventListener("open", () => {
+      connected = true;
+      retries = 0;
+      setConnection(everConnected ? "Reconnected" : "Connected", "good");
+      everConnected = true;
+      render();
+    });
+    socket.addEventListener("message", (e) => {
+      let frame;
+      try { frame = JSON.parse(e.data); } catch (_) { return; }
+      onFrame(frame);
+    });
+    socket.addEventListener("close", (e) => {
+      connected = false;
+      for (const [, p] of pending) p.resolve(null);
+      pending.clear();
+      if (e.code === 4401) { location.href = config.login; return; }
+      if (e.code === 4403 || e.code === 4404) {
+        setConnection(e.code === 4403 ? "Not allowed for this login" : "No such table", "bad");
+        render();
+        return;
+      }
+      setConnection("Connection lost: reconnecting…", "bad");
+      render();
+      const delay = Math.min(5000, 500 * 2 ** retries);
+      retries += 1;
+      setTimeout(connect, delay);
+    });
+  }
+
+  function setConnection(text, tone) {
+    const el = $("connection");
+    el.textContent = text;
+    el.className = "pill " + (tone || "");
+  }
+
+  function send(type, fields) {
+    if (!connected) return Promise.resolve(null);
+    counter += 1;
+    const clientId = "t" + Date.now().toString(36) + "-" + counter;
+    const message = Object.assign({ type: type, client_id: clientId }, fields || {});
+    return new Promise((resolve) => {
+      pending.set(clientId, { resolve: resolve, type: type });
+      socket.send(JSON.stringify(message));
+      render();
+    });
+  }
+
+  function onFrame(frame) {
+    if (frame.type === "state") {
+      setState(frame.state);
+    } else if (frame.type === "reply") {
+      const p = pending.get(frame.client_id);
+      if (frame.ok && frame.state) setState(frame.state);
+      if (p) {
+        pending.delete(frame.client_id);
+        p.resolve(frame);
+      }
+      render();
+    } else if (frame.type === "reader_error") {
+      showReaderError(frame);
+      refreshSoon();
+    } else if (frame.type === "event" || frame.type === "changed") {
+      if (frame.type === "event" && frame.event && frame.event.type === "void") {
+        status("Round " + frame.round + " void: " + frame.event.reason);
+      }
+      refreshSoon();
+    }
+  }
+
+  function refreshSoon() {
+    if (refreshTimer) return;
+    refreshTimer = setTimeout(() => {
+      refreshTimer = null;
+      send("state");
+    }, 120);
+  }
+
+  // -- commands ------------------------------------------------------------------------
+
+  async function command(type, fields) {
+    hideError();
+    const reply = await send(type, fields);
+    if (reply === null) {
+      showError("The connection dropped before the reply: check the table before trying again.");
+      return null;
+    }
+    if (reply.ok) {
+      let text = DONE[type] || "";
+      if (reply.scan) text += " (reader seq " + reply.scan.seq + ")";
+      status(text);
+    } else {
+      showError(reply.error.message + " [" + reply.error.code + "]");
+    }
+    return reply;
+  }
+
+  document.querySelectorAll("[data-command]").forEach((button) => {
+    button.addEventListener("click", () => command(button.dataset.command));
+  });
+
+  $("manual-form").addEventListener("submit", async (e) => {
+    e.preventDefault();
+    const card = $("manual-rank").value + $("manual-suit").value;
+    const reply = await command("manual_card", { card: card, burn: $("manual-burn").checked });
+    if (reply && reply.ok) $("manual-burn").checked = false;
+  });
+
+  $("reader-error-dismiss").addEventListener("click", () => {
+    $("reader-error").hidden = true;
+  });
+
+  // -- supervisor actions ----------------------------------------------------------------
+
+  const dialog = $("supervisor-dialog");
+  const ACTIONS = { void_round: "Void round", correct_card: "Correct card",
+    resolve_dispute: "Resolve dispute" };
+  let action = null;
+
+  document.querySelectorAll("[data-supervisor]").forEach((button) => {
+    button.addEventListener("click", () => {
+      action = button.dataset.supervisor;
+      $("supervisor-title").textContent = "Supervisor approval: " + ACTIONS[action];
+      const round = state && state.round;
+      $("supervisor-what").textContent = action === "void_round" && round
+        ? "Void round " + round.id + ": every stake goes back to the stations."
+        : ACTIONS[action] + " needs a supervisor's login.";
+      $("reason-field").hidden = action !== "void_round";
+      $("supervisor-reason").required = action === "void_round";
+      $("supervisor-error").hidden = true;
+      $("supervisor-password").value = "";
+      dialog.showModal();
+      $("supervisor-username").focus();
+    });
+  });
+
+  $("supervisor-cancel").addEventListener("click", () => dialog.close());
+  dialog.addEventListener("close", () => {
+    $("supervisor-password").value = ""; // also when closed with Escape
+  });
+
+  $("supervisor-form").addEventListener("submit", async (e) => {
+    e.preventDefault();
+    const fields = { supervisor: { username: $("supervisor-username").value,
+      password: $("supervisor-password").value } };
+    if (action === "void_round") {
+      fields.reason = $("supervisor-reason").value;
+      if (state && state.round) fields.round = state.round.id;
+    }
+    $("supervisor-password").value = "";
+    const reply = await send(action, fields);
+    if (reply && reply.ok) {
+      dialog.close();
+      $("supervisor-reason").value = "";
+      status(DONE[action] || "Done");
+      return;
+    }
+    const el = $("supervisor-error");
+    el.textContent = reply ? reply.error.message + " [" + reply.error.code + "]"
+      : "The connection dropped: try again once it is back.";
+    el.hidden = false;
+  });
+
+  // -- messages ------------------------------------------------------------------------
+
+  function showReaderError(frame) {
+    const time = new Date().toLocaleTimeString();
+    $("reader-error-text").textContent = frame.message + " [" + frame.code + "] at " + time;
+    $("reader-error").hidden = false;
+  }
+
+  function showError(text) {
+    const el = $("command-error");
+    el.textContent = text;
+    el.hidden = false;
+  }
+
+  function hideError() {
+    $("command-error").hidden = true;
+  }
+
+  function status(text) {
+    $("command-status").textContent = text;
+  }
+
+  // -- drawing -------------------------------------------------------------------------
+
+  function setState(next) {
+    state = next;
+    if (next.now) clockOffset = Date.parse(next.now) - Date.now();
+    render();
+  }
+
+  function cardSpan(text) {
+    const span = document.createElement("span");
+    span.className = "card";
+    if (!text) {
+      span.classList.add("down");
+      span.textContent = "face down";
+      return span;
+    }
+    const rank = text[0];
+    const suit = SUITS[text[1]] || ["?", text[1]];
+    span.textContent = (rank === "T" ? "10" : rank) + suit[0];
+    span.title = (RANKS[rank] || rank) + " of " + suit[1];
+    if (text[1] === "H" || text[1] === "D") span.classList.add("red");
+    return span;
+  }
+
+  function fillCards(el, cards, holeDown) {
+    el.replaceChildren();
+    (cards || []).forEach((c) => el.append(cardSpan(c)));
+    if (holeDown) el.append(cardSpan(null));
+    if (!el.childNodes.length) el.textContent = "none";
+  }
+
+  function render() {
+    const busy = pending.size > 0 && Array.from(pending.values()).some((p) => p.type !== "state");
+    const s = state;
+    const table = s ? s.table : null;
+    const round = s ? s.round : null;
+    const phase = round ? round.phase : null;
+    const view = round ? round.view : null;
+
+    if (table) {
+      $("table-status").textContent = (table.is_open ? "Open" : "Closed") + " · " + table.mode
+        + " · " + table.currency;
+      $("table-status").className = "pill " + (table.is_open ? "good" : "");
+    }
+    $("prompt").textContent = s ? s.awaiting : "…";
+
+    $("round-info").textContent = round
+      ? "Round " + round.id + " · " + phase + (view && view.step ? " · step " + view.step : "")
+      : "none";
+    $("stations-info").textContent = round
+      ? round.stations_playing + " playing · " + round.stations_done + " done"
+      : "none";
+    $("hands-info").textContent = round && round.hands
+      ? round.hands_finished + " of " + round.hands + " finished"
+      : "none";
+    $("shoe-info").textContent = s && s.shoe
+      ? "Shoe " + s.shoe.id + " · " + s.shoe.decks + " decks · " + s.shoe.cards_drawn
+        + " cards drawn · reader seq " + s.shoe.reader_seq
+      : "not started";
+
+    const prev = s ? s.previous : null;
+    const last = $("last-round");
+    if (prev && prev.phase === "settled" && prev.dealer) {
+      last.textContent = "Last round " + prev.id + ": dealer " + prev.dealer.total
+        + (prev.dealer.blackjack ? " (blackjack)" : prev.dealer.bust ? " (bust)" : "")
+        + ". Pay and clear.";
+      last.hidden = false;
+    } else if (prev && prev.phase === "void" && prev.void) {
+      last.textContent = "Last round " + prev.id + " void: " + prev.void.reason;
+      last.hidden = false;
+    } else if (round && phase === "void" && round.void) {
+      last.textContent = "Round " + round.id + " void: " + round.void.reason;
+      last.hidden = false;
+    } else {
+      last.hidden = true;
+    }
+
+    // The table: dealer and boxes (of the round, or of the last round while bets are open).
+    const shown = view ? round : prev && prev.view ? prev : round;
+    const shownView = shown ? shown.view : null;
+    fillCards($("dealer-cards"), shownView ? shownView.dealer.cards : [],
+      shownView && shownView.dealer.hole_card === "face_down");
+    if (shownView && shownView.dealer.total !== undefined) {
+      const d = shownView.dealer;
+      const total = document.createElement("span");
+      total.className = "total";
+      total.textContent = "= " + d.total + (d.blackjack ? " blackjack" : d.total > 21 ? " bust" : "");
+      $("dealer-cards").append(total);
+    }
+    const boxes = $("boxes");
+    boxes.replaceChildren();
+    const count = table ? table.boxes : config.boxes;
+    const betOn = round && round.boxes_bet ? round.boxes_bet : [];
+    for (let b = 1; b <= count; b += 1) {
+      const li = document.createElement("li");
+      if (betOn.includes(b)) li.classList.add("bet");
+      const label = document.createElement("span");
+      label.className = "label";
+      label.textContent = "Box " + b + (betOn.includes(b) ? " · bet" : "");
+      const cards = document.createElement("div");
+      cards.className = "cards";
+      fillCards(cards, shownView && shownView.boxes[String(b)] ? shownView.boxes[String(b)] : [], false);
+      li.append(label, document.createElement("br"), cards);
+      boxes.append(li);
+    }
+    const stations = $("stations");
+    stations.replaceChildren();
+    (round ? round.stations : []).forEach((st) => {
+      const li = document.createElement("li");
+      li.textContent = st.station + (phase === "betting" ? " · bet" : st.done ? " · done" : " · deciding");
+      stations.append(li);
+    });
+
+    // The cards scanned, with where each went.
+    const listed = round && round.cards.length ? round : prev && prev.cards.length ? prev : round;
+    const list = $("card-list");
+    list.replaceChildren();
+    const cards = listed ? listed.cards : [];
+    cards.forEach((c) => {
+      const li = document.createElement("li");
+      li.append(cardSpan(c.card), " → " + c.label);
+      list.append(li);
+    });
+    $("no-cards").hidden = cards.length > 0;
+    $("cards-heading").textContent = listed && listed !== round
+      ? "Cards of round " + listed.id + " (last round)"
+      : listed ? "Cards of round " + listed.id : "Cards this round";
+
+    // What may be pressed now.
+    const live = connected && !busy;
+    const isOpen = table && table.is_open;
+    setEnabled("open-table", live && (!isOpen || !round || ["settled", "void"].includes(phase)));
+    setEnabled("close-table", live && isOpen);
+    setEnabled("close-bets", live && phase === "betting");
+    setEnabled("deal", live && round && !!round.card_for);
+    const onlyBurns = round && round.cards.every((c) => c.to === "burn");
+    setEnabled("burn", live && phase === "deal" && onlyBurns);
+    setEnabled("new-shoe", live && !IN_PLAY.includes(phase));
+    setEnabled("manual-submit", live);
+    document.querySelectorAll("[data-supervisor]").forEach((button) => {
+      const voidable = round && !["settled", "void"].includes(phase);
+      button.disabled = !live || (button.dataset.supervisor === "void_round" && !voidable);
+    });
+    tick();
+  }
+
+  function setEnabled(id, on) {
+    $(id).disabled = !on;
+  }
+
+  function tick() {
+    const el = $("timer");
+    const deadline = state && state.round && state.round.deadline;
+    if (!deadline || ["settled", "void"].includes(state.round.phase)) {
+      el.textContent = "no timer";
+      el.classList.remove("low");
+      return;
+    }
+    const left = Math.max(0, Date.parse(deadline) - (Date.now() + clockOffset));
+    const seconds = Math.ceil(left / 1000);
+    el.textContent = Math.floor(seconds / 60) + ":" + String(seconds % 60).padStart(2, "0");
+    el.classList.toggle("low", seconds <= 5);
+  }
+
+  setInterval(tick, 250);
+  // No polling: a station's bet change reaches the tablet as {"type": "changed", "what": "bets"}.
+  connect();
+})();

@@ -1,0 +1,482 @@
+"""The croupier tablet's commands and state (docs/croupier.md), as services.
+
+The tablet's socket (croupier.consumers.CroupierConsumer) is thin: it authenticates the
+Django user, passes every message to ``handle`` and sends back the one reply. Each command
+either works and the reply carries the new ``croupier_state``, or it raises EngineError
+(a code and one line) having changed nothing.
+
+The state is what the tablet shows, and the tablet faces the players: it is built from
+the engine's public view and public notices only, so the hole card is never in it before
+the dealer reveals it.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from django.contrib.auth import authenticate
+from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
+from django.db import transaction
+from django.utils import timezone
+
+from croupier import virtual_shoe
+from croupier.services import current_shoe, scan
+from rounds import services, voids
+from rounds.engine import EngineError, Notice
+from rounds.engine import Round as Engine
+from rounds.engine.codec import load_event
+from rounds.models import Round
+from tablehub import broadcast
+from tablehub.auth import authenticate_from_scope
+from tablehub.models import Shoe, Table
+from tablehub.roles import APPROVER_ROLES, has_role
+
+log = logging.getLogger("tablehub.croupier")
+
+MAX_CLIENT_ID = 64
+IN_PLAY = (
+    Round.Phase.DEAL,
+    Round.Phase.BONUS,
+    Round.Phase.INSURANCE,
+    Round.Phase.PLAY,
+    Round.Phase.DEALER,
+)
+ENDED = (Round.Phase.SETTLED, Round.Phase.VOID)
+User = AbstractBaseUser | AnonymousUser
+
+
+# -- the commands ------------------------------------------------------------------------------
+
+
+def open_table(table: Table) -> Round:
+    """Open the table: a new round after each one, and a betting round now if none is open."""
+    with transaction.atomic():
+        table = Table.objects.select_for_update().get(pk=table.pk)
+        if not table.is_open:
+            table.is_open = True
+            table.save(update_fields=["is_open"])
+        round = current_round(table)
+        if round is None:
+            round = services.open_round(table)  # announces itself to the table
+        _tell_tablets_on_commit(table, "table")
+    return round
+
+
+def close_table(table: Table) -> None:
+    """No new round after the current one. A betting round nobody has bet on is cancelled
+    (VOID; no money moved), since bets would otherwise stay open for ever."""
+    with transaction.atomic():
+        table = Table.objects.select_for_update().get(pk=table.pk)
+        if table.is_open:
+            table.is_open = False
+            table.save(update_fields=["is_open"])
+        round = current_round(table)
+        if round is not None and round.phase == Round.Phase.BETTING:
+            round = Round.objects.select_for_update().get(pk=round.pk)  # no bet races us
+            if round.phase == Round.Phase.BETTING and not round.bets.exists():
+                round.phase = Round.Phase.VOID
+                round.step_key, round.deadline = "", None
+                round.save(update_fields=["phase", "step_key", "deadline"])
+                notice = Notice(
+                    "public", {"type": "void", "reason": "the table closed with no bets"}
+                )
+                broadcast.publish_on_commit(table.pk, round.pk, round.last_seq, [notice])
+        _tell_tablets_on_commit(table, "table")
+
+
+def close_bets(table: Table) -> None:
+    """Close bets on the open betting round (as its timer would)."""
+    round = current_round(table)
+    if round is None:
+        raise EngineError("no round is open: open the table first", code="no_round")
+    if round.phase != Round.Phase.BETTING:
+        raise EngineError("bets are already closed", code="bets_closed")
+    if not round.bets.exists():  # close_bets would only restart the betting time
+        raise EngineError("no station has bet yet: bets stay open", code="no_bets")
+    services.close_bets(round.pk)
+
+
+def deal(table: Table, burn: bool = False) -> dict[str, Any]:
+    """The virtual shoe deals (or burns) its next card, through the card reader's input."""
+    return virtual_shoe.deal_next(table, burn=burn)
+
+
+def manual_card(table: Table, card: str, burn: bool = False) -> dict[str, Any]:
+    """A card entered by hand when the reader fails: a scan with the shoe's next sequence
+    number, accepted or refused exactly as the reader's would be."""
+    with transaction.atomic():
+        shoe = Shoe.objects.select_for_update().get(pk=current_shoe(table).pk)
+        result = scan(table, shoe.reader_seq + 1, card, burn=burn)
+    log.info("table %s: card %s entered by hand", table.pk, result["seq"])
+    return result
+
+
+def new_shoe(table: Table) -> Shoe:
+    """Close the shoe and start a new one (the virtual shoe shuffles it at its first card);
+    refused while a round is being dealt."""
+    with transaction.atomic():
+        table = Table.objects.select_for_update().get(pk=table.pk)
+        if table.rounds.filter(phase__in=IN_PLAY).exists():
+            raise EngineError(
+                "a round is being dealt: finish it (or void it) before a new shoe",
+                code="round_in_play",
+            )
+        table.shoes.filter(closed_at__isnull=True).update(closed_at=timezone.now())
+        shoe = Shoe.objects.create(table=table, decks=table.current_config().ruleset().decks)
+        _tell_tablets_on_commit(table, "shoe")
+    log.info("table %s: new shoe %s", table.pk, shoe.pk)
+    return shoe
+
+
+def check_supervisor(
+    table: Table, credentials: object, asked_by: str, scope: dict[str, Any] | None = None
+) -> AbstractBaseUser:
+    """The supervisor who approves an action: a valid login with an approver role. With the
+    tablet socket's ASGI ``scope`` the login is throttled like every other (tablehub.auth):
+    its failures count, and a locked-out username is refused."""
+    username = password = None
+    if isinstance(credentials, dict):
+        username, password = credentials.get("username"), credentials.get("password")
+    if not isinstance(username, str) or not username or not isinstance(password, str):
+        log.warning(
+            "table %s: supervisor action without a supervisor login (%s)", table.pk, asked_by
+        )
+        raise EngineError(
+            "a supervisor must approve this: supervisor username and password",
+            code="supervisor_required",
+        )
+    if scope is not None:
+        user = authenticate_from_scope(scope, username, password)
+    else:
+        user = authenticate(None, username=username, password=password)
+    if user is None or not has_role(user, APPROVER_ROLES):
+        log.warning(
+            "table %s: supervisor approval refused for %r (asked by %s)",
+            table.pk,
+            username[:150],
+            asked_by,
+        )
+        raise EngineError("that is not a supervisor's login", code="supervisor_required")
+    return user
+
+
+def void_current_round(
+    table: Table, supervisor: AbstractBaseUser, reason: str, round_id: int | None, asked_by: str
+) -> Round:
+    """Void the table's round in progress (or the one named, which must be it)."""
+    round = current_round(table)
+    if round_id is not None:
+        named = table.rounds.filter(pk=round_id).first()
+        if named is None:
+            raise EngineError(f"round {round_id} is not a round of this table", code="no_round")
+        round = named
+    if round is None:
+        raise EngineError("no round is in progress", code="no_round")
+    return voids.void_round(round.pk, supervisor.get_username(), reason, requested_by=asked_by)
+
+
+# -- the socket's messages ---------------------------------------------------------------------
+
+
+def handle(
+    table: Table, user: User, message: Any, scope: dict[str, Any] | None = None
+) -> dict[str, Any]:
+    """Answer one tablet message with exactly one reply (it carries the state, or an error).
+    ``scope`` is the socket's ASGI scope (for throttling supervisor logins)."""
+    client_id = message.get("client_id") if isinstance(message, dict) else None
+    try:
+        if not isinstance(message, dict):
+            raise EngineError("a message must be a JSON object", code="bad_message")
+        if not isinstance(client_id, str) or not 1 <= len(client_id) <= MAX_CLIENT_ID:
+            client_id = None
+            raise EngineError(
+                "client_id must be a string of 1 to 64 characters", code="bad_message"
+            )
+        kind = message.get("type")
+        command = COMMANDS.get(kind) if isinstance(kind, str) else None
+        if command is None:
+            raise EngineError(f"unknown message type {kind!r}", code="unknown_type")
+        extra = command(Context(table, user, scope), message) or {}
+        return {
+            "type": "reply",
+            "client_id": client_id,
+            "ok": True,
+            **extra,
+            "state": croupier_state(table),
+        }
+    except EngineError as exc:
+        level = logging.WARNING if exc.code in BAD_INPUT else logging.INFO
+        log.log(level, "table %s tablet %s: %s refused: %s", table.pk, _name(user), exc.code, exc)
+        return error_reply(client_id, exc.code, exc.line())
+    except Exception:  # still one reply; each command is one transaction, rolled back
+        kind = message.get("type") if isinstance(message, dict) else None
+        log.exception("table %s tablet %s: %r failed", table.pk, _name(user), kind)  # no password
+        return error_reply(client_id, "server_error", "the server failed: nothing was changed")
+
+
+BAD_INPUT = ("bad_json", "bad_message", "unknown_type", "missing_field")
+
+
+def error_reply(client_id: str | None, code: str, message: str) -> dict[str, Any]:
+    return {
+        "type": "reply",
+        "client_id": client_id,
+        "ok": False,
+        "error": {"code": code, "message": message},
+    }
+
+
+def _name(user: User) -> str:
+    return user.get_username() if user is not None and user.is_authenticated else "anonymous"
+
+
+def _field(message: dict[str, Any], name: str, kind: type, required: bool = True) -> Any:
+    if name not in message or message[name] is None:
+        if required:
+            raise EngineError(f"{message['type']} needs {name}", code="missing_field")
+        return None
+    value = message[name]
+    if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
+        raise EngineError(f"{name} must be a {kind.__name__}", code="bad_message")
+    return value
+
+
+@dataclass(frozen=True)
+class Context:
+    """Who sends a command, at which table, over which socket."""
+
+    table: Table
+    user: User
+    scope: dict[str, Any] | None = None
+
+    @property
+    def name(self) -> str:
+        return _name(self.user)
+
+    def supervisor(self, message: dict[str, Any]) -> AbstractBaseUser:
+        return check_supervisor(self.table, message.get("supervisor"), self.name, self.scope)
+
+
+def _cmd_state(ctx: Context, message: dict[str, Any]) -> None:
+    return None
+
+
+def _cmd_open_table(ctx: Context, message: dict[str, Any]) -> None:
+    open_table(ctx.table)
+    log.info("table %s opened by %s", ctx.table.pk, ctx.name)
+
+
+def _cmd_close_table(ctx: Context, message: dict[str, Any]) -> None:
+    close_table(ctx.table)
+    log.info("table %s closed by %s", ctx.table.pk, ctx.name)
+
+
+def _cmd_close_bets(ctx: Context, message: dict[str, Any]) -> None:
+    close_bets(ctx.table)
+
+
+def _cmd_deal(ctx: Context, message: dict[str, Any]) -> dict[str, Any]:
+    return {"scan": deal(ctx.table)}
+
+
+def _cmd_burn(ctx: Context, message: dict[str, Any]) -> dict[str, Any]:
+    return {"scan": deal(ctx.table, burn=True)}
+
+
+def _cmd_manual_card(ctx: Context, message: dict[str, Any]) -> dict[str, Any]:
+    card = _field(message, "card", str)
+    burn = _field(message, "burn", bool, required=False) or False
+    return {"scan": manual_card(ctx.table, card, burn)}
+
+
+def _cmd_new_shoe(ctx: Context, message: dict[str, Any]) -> None:
+    new_shoe(ctx.table)
+
+
+def _cmd_void_round(ctx: Context, message: dict[str, Any]) -> None:
+    supervisor = ctx.supervisor(message)
+    reason = _field(message, "reason", str)
+    round_id = _field(message, "round", int, required=False)
+    void_current_round(ctx.table, supervisor, reason, round_id, ctx.name)
+
+
+def _not_available(ctx: Context, message: dict[str, Any]) -> None:
+    ctx.supervisor(message)
+    raise EngineError("comes with disputes (issue 7)", code="not_available")
+
+
+COMMANDS: dict[str, Callable[[Context, dict[str, Any]], dict[str, Any] | None]] = {
+    "state": _cmd_state,
+    "open_table": _cmd_open_table,
+    "close_table": _cmd_close_table,
+    "close_bets": _cmd_close_bets,
+    "deal": _cmd_deal,
+    "burn": _cmd_burn,
+    "manual_card": _cmd_manual_card,
+    "new_shoe": _cmd_new_shoe,
+    "void_round": _cmd_void_round,
+    "correct_card": _not_available,
+    "resolve_dispute": _not_available,
+}
+
+
+def _tell_tablets_on_commit(table: Table, what: str) -> None:
+    """Other tablets of the table redraw (a change no table event announces)."""
+    transaction.on_commit(
+        lambda: broadcast.tell_croupier(table.pk, {"type": "changed", "what": what})
+    )
+
+
+# -- the state ---------------------------------------------------------------------------------
+
+
+def current_round(table: Table) -> Round | None:
+    """The round in progress (betting or being dealt), if any."""
+    return table.rounds.exclude(phase__in=ENDED).order_by("-pk").first()
+
+
+def croupier_state(table: Table) -> dict[str, Any]:
+    """Everything the tablet shows: the table, the round (public view, the dealer's next
+    action, the stations, the cards scanned and where each went), the previous round while
+    bets are open, and the shoe. Never the hole card before the reveal."""
+    table = Table.objects.get(pk=table.pk)
+    round = current_round(table) or table.rounds.order_by("-pk").first()
+    previous = None
+    if round is not None and round.phase == Round.Phase.BETTING:
+        last = table.rounds.filter(pk__lt=round.pk).order_by("-pk").first()
+        previous = round_state(last, table) if last is not None else None
+    shoe = table.shoes.filter(closed_at__isnull=True).order_by("-pk").first()
+    current = round_state(round, table) if round is not None else None
+    return {
+        "table": {
+            "id": table.pk,
+            "name": table.name,
+            "is_open": table.is_open,
+            "mode": table.mode,
+            "boxes": table.boxes,
+            "currency": table.currency,
+        },
+        "round": current,
+        "previous": previous,
+        "awaiting": awaiting(current),
+        "shoe": None
+        if shoe is None
+        else {
+            "id": shoe.pk,
+            "decks": shoe.decks,
+            "cards_drawn": shoe.cards_drawn,
+            "reader_seq": shoe.reader_seq,
+            "started_at": shoe.started_at.isoformat(),
+        },
+        "now": timezone.now().isoformat(),
+    }
+
+
+def awaiting(round: dict[str, Any] | None) -> str:
+    """The dealer's next physical action: the engine's prompt once bets are closed
+    ("deal box 2", "draw a card", "dealer draws", "pay and clear", "wait for the
+    stations"), "close bets" while bets are open, "open bets" with no round open."""
+    if round is None:
+        return "open bets"
+    if round["phase"] == Round.Phase.BETTING:
+        return "close bets"
+    if round["phase"] == Round.Phase.VOID or round["view"] is None:
+        return "open bets"
+    return round["view"]["awaiting"]
+
+
+def round_state(round: Round, table: Table) -> dict[str, Any]:
+    state: dict[str, Any] = {
+        "id": round.pk,
+        "phase": round.phase,
+        "deadline": round.deadline.isoformat() if round.deadline else None,
+        "card_for": None,
+        "view": None,
+        "cards": [],
+        "stations": [],
+        "void": voids.void_record(round),
+    }
+    engine, cards = replay(round)
+    if engine is None:  # betting (or cancelled before bets closed): the bets so far
+        bets = round.bets.select_related("station").order_by("station__name", "box")
+        names = sorted({b.station.name for b in bets})
+        state["stations"] = [{"station": n, "done": False, "hands": 0} for n in names]
+        state["boxes_bet"] = sorted({b.box for b in bets})
+        state |= {"stations_playing": len(names), "stations_done": 0}
+        state |= {"hands": 0, "hands_finished": 0}
+        return state
+    view = engine.public_view()
+    if round.phase == Round.Phase.VOID:
+        view["awaiting"] = "open bets"
+    state["view"] = view
+    state["cards"] = cards
+    state["card_for"] = engine.awaiting_card if round.phase in IN_PLAY else None
+    asked = set(engine.prompted_stations)
+    for name, seat in engine.seats.items():
+        state["stations"].append(
+            {
+                "station": name,
+                "done": name not in asked,
+                "hands": len(seat.hands),
+                "hands_finished": sum(1 for h in seat.hands if h.finished),
+            }
+        )
+    state["boxes_bet"] = list(engine.boxes_in_play)
+    state["stations_playing"] = len(engine.seats)
+    state["stations_done"] = len(engine.seats) - len(asked)
+    state["hands"] = sum(s["hands"] for s in state["stations"])
+    state["hands_finished"] = sum(s["hands_finished"] for s in state["stations"])
+    if engine.settled:
+        state["dealer"] = engine.dealer_outcome()
+    return state
+
+
+def replay(round: Round) -> tuple[Engine | None, list[dict[str, Any]]]:
+    """The round's engine replayed from its RoundEvent rows, and each card scanned with
+    where it went, read from the engine's public notices (the hole card: face down, no
+    card, until the reveal names it). (None, []) before bets close."""
+    rows = list(round.events.order_by("seq"))
+    if not rows or rows[0].kind != "bets_closed":
+        return None, []
+    engine = services._new_engine(round, rows[0].payload)
+    cards: list[dict[str, Any]] = []
+    hole: dict[str, Any] | None = None
+    for row in rows[1:]:
+        if row.kind == voids.VOID_KIND:  # who voided the round: not an engine event
+            continue
+        for notice in engine.apply(load_event(row.kind, row.payload)):
+            if notice.to != "public":
+                continue
+            entry = _card_entry(notice.message, len(cards) + 1)
+            if entry is not None:
+                cards.append(entry)
+                if entry["to"] == "hole":
+                    hole = entry
+            elif notice.message["type"] == "hole_card" and hole is not None:
+                hole |= {"card": notice.message["card"], "label": "hole (shown)"}
+    return engine, cards
+
+
+def _card_entry(message: dict[str, Any], n: int) -> dict[str, Any] | None:
+    kind = message["type"]
+    if kind == "burn":
+        return {"n": n, "card": message["card"], "to": "burn", "label": "burn"}
+    if kind == "hole_card_dealt":
+        return {"n": n, "card": None, "to": "hole", "label": "hole (face down)"}
+    if kind != "card":
+        return None
+    to = message["to"]
+    entry = {"n": n, "card": message["card"], "to": to}
+    if to == "box":
+        entry |= {"box": message["box"], "label": f"box {message['box']}"}
+    elif to == "hands":
+        boxes = message.get("boxes", [])
+        entry |= {"boxes": boxes, "label": "hands: box " + ", ".join(map(str, boxes))}
+    elif to == "dealer_up":
+        entry["label"] = "dealer up"
+    else:
+        entry["label"] = "dealer"
+    return entry

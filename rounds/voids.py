@@ -1,0 +1,103 @@
+"""Voiding a round: as if it had never been dealt.
+
+A supervisor voids a round that is not settled (a misdeal, a shoe fault). Every ledger
+entry the round wrote for a station (its stakes: main, special, insurance, doubles and
+splits; and any return already paid, such as a special bet settled after the deal or even
+money) is reversed by a refund entry keyed ``<the entry's key>:void``: each station is back
+at its credits before the round, and the keys make a second refund impossible. The round
+becomes VOID; who approved it and why is its last RoundEvent (kind ``void``, payload
+``{by, reason, requested_by}``), and the table hears ``{"type": "void", "reason"}``.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from django.db import transaction
+
+from payouts import ledger
+from payouts.models import LedgerEntry
+from rounds import services
+from rounds.engine import EngineError, Notice
+from rounds.models import Round, RoundEvent
+from tablehub import broadcast
+
+log = logging.getLogger("tablehub.rounds")
+
+MAX_REASON = 200
+VOID_KIND = "void"
+
+
+def void_round(round_id: int, by: str, reason: str, requested_by: str = "") -> Round:
+    """Void a round that is not settled: refund every station, mark it VOID, tell the table.
+
+    ``by`` is the approving supervisor's username, ``requested_by`` the tablet user who
+    asked. Raises EngineError (``already_void``, ``round_over``, ``missing_field``,
+    ``bad_message``) and changes nothing when the round cannot be voided."""
+    if not isinstance(reason, str) or not reason.strip():
+        raise EngineError("a void needs a reason", code="missing_field")
+    reason = reason.strip()
+    if len(reason) > MAX_REASON:
+        raise EngineError(f"the reason is longer than {MAX_REASON} characters", code="bad_message")
+    with transaction.atomic():
+        round = Round.objects.select_for_update().select_related("table").get(pk=round_id)
+        if round.phase == Round.Phase.VOID:
+            raise EngineError(f"round {round.pk} is already void", code="already_void")
+        if round.phase == Round.Phase.SETTLED:
+            raise EngineError(
+                f"round {round.pk} is settled: only a round not settled can be voided",
+                code="round_over",
+            )
+        entries = (
+            LedgerEntry.objects.filter(
+                round=round,
+                station__isnull=False,
+                kind__in=[LedgerEntry.Kind.STAKE, LedgerEntry.Kind.RETURN],
+            )
+            .select_related("station")
+            .order_by("pk")
+        )
+        refunds = [
+            (entry.station, LedgerEntry.Kind.REFUND, -entry.amount, f"{entry.key}:void")
+            for entry in entries
+        ]
+        ledger.post_many(round, refunds)  # a key taken (a second void) fails the whole void
+        round.last_seq += 1
+        RoundEvent.objects.create(
+            round=round,
+            seq=round.last_seq,
+            kind=VOID_KIND,
+            payload={"by": by, "reason": reason, "requested_by": requested_by},
+        )
+        round.phase = Round.Phase.VOID
+        round.step_key, round.deadline = "", None  # a pending timer finds nothing to expire
+        round.save(update_fields=["last_seq", "phase", "step_key", "deadline"])
+        notice = Notice("public", {"type": "void", "reason": reason})
+        broadcast.publish_on_commit(round.table_id, round.pk, round.last_seq, [notice])
+        if round.table.is_open:  # the table goes on with a new round, as after a settlement
+            table = round.table
+            transaction.on_commit(lambda: services.open_round(table))
+    log.warning(
+        "table %s round %s voided by %s (asked by %s): %s; %d ledger entries refunded",
+        round.table_id,
+        round.pk,
+        by,
+        requested_by or "-",
+        reason,
+        len(refunds),
+    )
+    return round
+
+
+def void_record(round: Round) -> dict[str, str] | None:
+    """Who voided the round and why, or None when it is not void."""
+    if round.phase != Round.Phase.VOID:
+        return None
+    row = round.events.filter(kind=VOID_KIND).order_by("-seq").first()
+    if row is None:  # cancelled before any bet (croupier.tablet.close_table)
+        return {"by": "", "reason": "the table closed with no bets", "requested_by": ""}
+    return {
+        "by": row.payload.get("by", ""),
+        "reason": row.payload.get("reason", ""),
+        "requested_by": row.payload.get("requested_by", ""),
+    }
