@@ -15,6 +15,7 @@ from decimal import Decimal
 from typing import Any
 
 from django.db import IntegrityError, transaction
+from django.utils import timezone
 
 from payouts import ledger
 from payouts.models import LedgerEntry
@@ -25,8 +26,27 @@ from rounds.engine import Decision, EngineError, parse_money
 from rounds.engine.money import check_stake_limits, fmt
 from rounds.models import Bet, Round
 from stations.models import BetSlip, Station, StationCommand
+from stations.selectors import (
+    dealer_history,
+    dealer_stats,
+    last_result,
+    player_history,
+    table_info,
+)
+from tablehub import broadcast
 
 MAX_CLIENT_ID = 64
+# The parts of a station's state that change only between rounds (left out of replies).
+BETWEEN_ROUNDS = (
+    "info",
+    "last_round",
+    "last_bet",
+    "last_win",
+    "win",
+    "player_history",
+    "dealer_history",
+    "dealer_stats",
+)
 PENDING = {"pending": True}
 
 
@@ -55,7 +75,10 @@ def handle(station: Station, message: dict[str, Any]) -> dict[str, Any]:
         return stored | {"resent": True}
     try:
         _dispatch(station, message)
-        reply = _reply(client_id, None, station_state(station))
+        # A command's reply carries the live state; the table's set-up and the histories,
+        # which change only between rounds, come with ``join`` and ``state``.
+        full = message.get("type") == "state"
+        reply = _reply(client_id, None, station_state(station, full=full))
     except EngineError as exc:
         reply = _reply(client_id, exc.at(station.name))
     StationCommand.objects.filter(station=station, client_id=client_id).update(reply=reply)
@@ -114,6 +137,12 @@ def _change_slip(station: Station, change) -> None:
         Bet.objects.bulk_create(
             Bet(round=round, station=station, box=box, code=code, stake=stake)
             for (box, code), stake in totals.items()
+        )
+        # The croupier tablet shows who is betting; bets are private, so it is only told
+        # that they changed and reads its own state.
+        table_id = round.table_id
+        transaction.on_commit(
+            lambda: broadcast.tell_croupier(table_id, {"type": "changed", "what": "bets"})
         )
 
 
@@ -351,15 +380,30 @@ HANDLERS = {
 # -- what a station sees ---------------------------------------------------------------------
 
 
-def station_state(station: Station) -> dict[str, Any]:
-    """Everything a station needs to draw itself, e.g. after a reconnect: credits, the open
-    round, its bets, and (past betting) its hands and question. Never the hole card."""
+def station_state(station: Station, full: bool = True) -> dict[str, Any]:
+    """Everything a station needs to draw itself, e.g. after a reconnect: the table's set-up,
+    credits, the open round, its bets, (past betting) its hands and question, its last result
+    and the histories. Never the hole card. ``full=False`` leaves out the set-up, the last
+    result and the histories (``BETWEEN_ROUNDS``): a command's reply, many per round."""
     round = open_round(station) or station.table.rounds.order_by("-pk").first()
+    table = station.table
     state: dict[str, Any] = {
         "station": station.name,
+        "server_time": timezone.now().isoformat(),
         "credits": fmt(ledger.balance(station)),
         "round": None,
     }
+    if full:
+        config = round.config if round is not None else table.current_config()
+        history = player_history(station)
+        dealer = dealer_history(table)
+        state |= {
+            "info": table_info(table, config) if config is not None else None,
+            **last_result(history),
+            "player_history": history,
+            "dealer_history": dealer,
+            "dealer_stats": dealer_stats(dealer),
+        }
     if round is None:
         return state
     state["round"] = {

@@ -1,0 +1,197 @@
+"""What a station reads back besides the open round: the table's set-up, its own last rounds
+(staked, returned) and the table's last dealer outcomes (docs/protocol.md, "State").
+
+Every history is bounded to the last ``HISTORY`` rounds. Money comes from the ledger (so
+doubles, splits, insurance and special bets are all in it); a dealer outcome from the round's
+event log, replayed once per settled round and then kept in the cache (it never changes).
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from decimal import Decimal, InvalidOperation
+from typing import Any
+
+from django.core.cache import cache
+from django.db.models import Sum
+
+from payouts.models import LedgerEntry
+from rounds import services
+from rounds.engine import EngineError
+from rounds.engine.money import ZERO, fmt
+from rounds.models import Round
+from stations.models import Station
+from tablehub.models import Table, TableConfig
+
+HISTORY = 20
+WIN_CLASSES = ("regular", "nice", "big")
+# The effective timer of each timed step, by the name the table configuration uses.
+TIMED_STEPS = {"betting": "betting", "insurance": "insurance", "bonus": "bonus", "decision": "play"}
+
+
+def table_info(table: Table, config: TableConfig) -> dict[str, Any]:
+    """The table's set-up a station draws itself with (the round's configuration when a
+    round is shown, else the table's current one)."""
+    probe = Round(table=table, config=config)  # never saved: only to read the timers
+    return {
+        "table_id": table.pk,
+        "table": table.name,
+        "mode": table.mode,
+        "currency": table.currency,
+        "boxes": table.boxes,
+        "chips": [fmt(chip) for chip in map(_decimal, config.chips) if chip and chip > 0],
+        "special_bets": list(config.special_bets),
+        "limits": {
+            kind: [fmt(Decimal(str(low))), fmt(Decimal(str(high)))]
+            for kind, (low, high) in config.limits.items()
+            if low is not None and high is not None
+        },
+        "win_thresholds": {k: str(v) for k, v in config.win_thresholds.items()},
+        "timers": {
+            name: services.timer_seconds(probe, phase) for name, phase in TIMED_STEPS.items()
+        },
+    }
+
+
+def classify_win(staked: Decimal, returned: Decimal, thresholds: dict[str, Any]) -> str | None:
+    """A round's win: "big" when returned / staked >= thresholds["big"], else "nice" when it is
+    >= thresholds["nice"], else "regular" when the round returned more than it staked; None
+    for no win (a loss, a push, or a return below the stakes, e.g. a surrender or a side bet
+    that paid less than the round cost: never celebrated as a win)."""
+    if staked <= 0 or returned <= staked:
+        return None
+    ratio = returned / staked
+    big, nice = _decimal(thresholds.get("big")), _decimal(thresholds.get("nice"))
+    if big is not None and ratio >= big:
+        return "big"
+    if nice is not None and ratio >= nice:
+        return "nice"
+    return "regular"
+
+
+def _decimal(value: Any) -> Decimal | None:
+    """A configured number (chip, threshold) as a Decimal; None when it is not one, so that a
+    bad value in a configuration hides one chip or threshold instead of every state."""
+    if isinstance(value, bool) or not isinstance(value, (str, int, float, Decimal)):
+        return None
+    try:
+        number = Decimal(str(value))
+    except InvalidOperation:
+        return None
+    return number if number.is_finite() else None
+
+
+def player_history(station: Station, limit: int = HISTORY) -> list[dict[str, Any]]:
+    """The station's last ``limit`` settled rounds with a bet, newest first: every stake the
+    round took (bets, doubles, splits, insurance) and everything it paid back."""
+    round_ids = list(
+        Round.objects.filter(
+            table_id=station.table_id, phase=Round.Phase.SETTLED, bets__station=station
+        )
+        .order_by("-pk")
+        .values_list("pk", flat=True)
+        .distinct()[:limit]
+    )
+    staked: dict[int, Decimal] = defaultdict(lambda: ZERO)
+    returned: dict[int, Decimal] = defaultdict(lambda: ZERO)
+    rows = (
+        LedgerEntry.objects.filter(station=station, round_id__in=round_ids)
+        .values("round_id", "kind")
+        .annotate(total=Sum("amount"))
+    )
+    for row in rows:
+        if row["kind"] == LedgerEntry.Kind.STAKE:
+            staked[row["round_id"]] -= row["total"]
+        elif row["kind"] in (LedgerEntry.Kind.RETURN, LedgerEntry.Kind.REFUND):
+            returned[row["round_id"]] += row["total"]
+    return [
+        {
+            "round": pk,
+            "staked": fmt(staked[pk]),
+            "returned": fmt(returned[pk]),
+            "net": fmt(returned[pk] - staked[pk]),
+        }
+        for pk in round_ids
+    ]
+
+
+def last_result(history: list[dict[str, Any]]) -> dict[str, Any]:
+    """``last_round``, ``last_bet``, ``last_win`` and ``win`` from the newest history entry;
+    the win is classified by the thresholds of the configuration that round was played under."""
+    if not history:
+        return {"last_round": None, "last_bet": None, "last_win": None, "win": None}
+    last = history[0]
+    thresholds = (
+        Round.objects.filter(pk=last["round"])
+        .values_list("config__win_thresholds", flat=True)
+        .first()
+    )
+    win = classify_win(Decimal(last["staked"]), Decimal(last["returned"]), thresholds or {})
+    return {
+        "last_round": last["round"],
+        "last_bet": last["staked"],
+        "last_win": last["returned"],
+        "win": win,
+    }
+
+
+def _outcome_key(round: Round) -> str | None:
+    if round.settled_at is None:
+        return None
+    return f"tablehub:dealer-outcome:{round.pk}:{round.settled_at.timestamp()}"
+
+
+def dealer_history(table: Table, limit: int = HISTORY) -> list[dict[str, Any]]:
+    """The dealer's hand in the table's last ``limit`` settled rounds, newest first:
+    ``total``, ``bust``, ``blackjack`` (no cards: a history is for trends)."""
+    rounds = list(
+        Round.objects.filter(table=table, phase=Round.Phase.SETTLED)
+        .select_related("config", "table")
+        .order_by("-pk")[:limit]
+    )
+    keys = {r.pk: _outcome_key(r) for r in rounds}
+    cached = cache.get_many([k for k in keys.values() if k])
+    history = []
+    fresh = {}
+    for round in rounds:
+        key = keys[round.pk]
+        outcome = cached.get(key) if key else None
+        if outcome is None:
+            try:
+                dealer = services.rebuild(round).dealer_outcome()
+            except EngineError:  # a round without a log to replay: nothing to show
+                continue
+            outcome = {"total": dealer["total"], "bust": dealer["bust"]}
+            outcome["blackjack"] = dealer["blackjack"]
+            if key:
+                fresh[key] = outcome
+        history.append({"round": round.pk, **outcome})
+    if fresh:
+        cache.set_many(fresh, timeout=None)
+    return history
+
+
+def dealer_stats(history: list[dict[str, Any]]) -> dict[str, Any]:
+    """Counts over a dealer history: busts (and their share, a whole percent), blackjacks,
+    each final total from 17 to 21 (a two-card 21 counts as a blackjack, not a 21) and the
+    hands that stopped below 17 (the dealer stops early when no player hand is left)."""
+    rounds = len(history)
+    busts = sum(1 for h in history if h["bust"])
+    blackjacks = sum(1 for h in history if h["blackjack"])
+    totals = {str(t): 0 for t in range(17, 22)}
+    under_17 = 0
+    for h in history:
+        if h["bust"] or h["blackjack"]:
+            continue
+        if h["total"] < 17:
+            under_17 += 1
+        elif str(h["total"]) in totals:
+            totals[str(h["total"])] += 1
+    return {
+        "rounds": rounds,
+        "bust": busts,
+        "bust_percent": round(100 * busts / rounds) if rounds else 0,
+        "blackjack": blackjacks,
+        "totals": totals,
+        "under_17": under_17,
+    }
