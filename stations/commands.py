@@ -276,7 +276,7 @@ def _bet_all(station: Station, message: dict[str, Any]) -> None:
         raise EngineError("bet_all needs an amount", box=box, code="bad_amount")
 
     def bet_all(groups, round):
-        codes = ["main", *round.config.special_bets]
+        codes = ["main", *round.config.offered_special_bets()]
         return groups + [[{"box": box, "bet": code, "amount": str(amount)} for code in codes]]
 
     _change_slip(station, bet_all)

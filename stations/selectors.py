@@ -40,7 +40,7 @@ def table_info(table: Table, config: TableConfig) -> dict[str, Any]:
         "currency": table.currency,
         "boxes": table.boxes,
         "chips": [fmt(chip) for chip in map(_decimal, config.chips) if chip and chip > 0],
-        "special_bets": list(config.special_bets),
+        "special_bets": config.offered_special_bets(),
         "limits": {
             kind: [fmt(Decimal(str(low))), fmt(Decimal(str(high)))]
             for kind, (low, high) in config.limits.items()

@@ -242,6 +242,13 @@ class TableConfig(models.Model):
     def ruleset(self) -> RuleSet:
         return RuleSet.from_dict(self.rules)
 
+    def offered_special_bets(self) -> list[str]:
+        """The special bets this configuration offers, in the catalog's order (spec/special-
+        bets.md): one order everywhere, whatever order the database keeps JSON keys in."""
+        from payouts.specials import BETS
+
+        return [code for code in BETS if code in self.special_bets]
+
     def paytables(self) -> dict[str, Any]:
         from payouts.specials import parse_paytable
 

@@ -110,7 +110,7 @@ def test_info_describes_the_table(table):
         "currency": "EUR",
         "boxes": 3,
         "chips": ["0.50", "1.00", "5.00", "25.00"],
-        "special_bets": ["pair", "21+3"],
+        "special_bets": ["21+3", "pair"],  # the catalog's order, not the JSON's
         "limits": {
             "main": ["1.00", "500.00"],
             "special": ["1.00", "100.00"],
