@@ -377,7 +377,7 @@ def croupier_state(table: Table) -> dict[str, Any]:
 
 def awaiting(round: dict[str, Any] | None) -> str:
     """The dealer's next physical action: the engine's prompt once bets are closed
-    ("deal box 2", "draw a card", "dealer draws", "pay and clear", "wait for the
+    ("deal box 2", "draw a card", "reveal hole card, dealer draws", "pay and clear", "wait for the
     stations"), "close bets" while bets are open, "open bets" with no round open."""
     if round is None:
         return "open bets"

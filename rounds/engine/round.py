@@ -383,6 +383,8 @@ class Round:
             return "wait for the stations"
         if target.startswith("box:"):
             return f"deal box {target[4:]}"
+        if target == "dealer" and self.rules.hole_card and len(self.dealer) == 2:
+            return "reveal hole card, dealer draws"  # the dealer turns it over first
         return {
             "dealer_up": "deal the dealer's up card",
             "hole": "deal the hole card",

@@ -99,7 +99,7 @@ def test_the_dealer_deals_a_round_from_the_tablet(server, demo, station_page):
     assert "Q♥" not in page.content()
 
     station_says(demo, "stand", type="decide", action="stand")
-    expect(prompt).to_have_text("dealer draws")
+    expect(prompt).to_have_text("reveal hole card, dealer draws")
     button(page, "Deal card").click()
 
     # The round is over; the table is open, so the next round's bets are open at once.
