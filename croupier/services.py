@@ -26,6 +26,18 @@ def current_shoe(table: Table) -> Shoe:
     return shoe
 
 
+def _check_shoe_copies(shoe: Shoe, card: str) -> None:
+    """A shoe with a cut card is dealt across rounds until the cut card: the cards of every
+    round since the shuffle count (a continuous shuffler takes them back after each round,
+    so there the round's own count, checked by the engine, is the one that matters)."""
+    if shoe.drawn.get(card, 0) >= shoe.decks:
+        raise EngineError(
+            f"{card} cannot be drawn: all {shoe.decks} copies of it have left this "
+            f"{shoe.decks}-deck shoe since it was shuffled",
+            code="impossible_card",
+        )
+
+
 def scan(table: Table, seq: object, card: object, burn: bool = False) -> dict[str, Any]:
     """One card from the reader. Returns {"duplicate": True} for a scan already taken."""
     if isinstance(seq, bool) or not isinstance(seq, int) or seq < 1:
@@ -49,9 +61,14 @@ def scan(table: Table, seq: object, card: object, burn: bool = False) -> dict[st
             raise EngineError(
                 f"{parsed} arrived but no round wants a card now", code="card_not_expected"
             )
+        cut_card = table.shuffler == Table.Shuffler.CUT_CARD
+        if cut_card:
+            _check_shoe_copies(shoe, str(parsed))
         event = Burn(parsed) if burn else CardDrawn(parsed)
         services.record(round.pk, event)
         shoe.reader_seq = seq
         shoe.cards_drawn += 1
-        shoe.save(update_fields=["reader_seq", "cards_drawn"])
+        if cut_card:
+            shoe.drawn[str(parsed)] = shoe.drawn.get(str(parsed), 0) + 1
+        shoe.save(update_fields=["reader_seq", "cards_drawn", "drawn"])
         return {"duplicate": False, "seq": seq}  # never echo the card: it may be the hole card

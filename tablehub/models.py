@@ -269,6 +269,11 @@ class Shoe(models.Model):
     virtual_order = models.JSONField(
         null=True, blank=True, help_text="the virtual shoe's shuffled cards (server only)"
     )
+    drawn = models.JSONField(
+        default=dict,
+        blank=True,
+        help_text="copies of each card drawn from this shoe so far (a shoe with a cut card)",
+    )
 
     def __str__(self) -> str:
         return f"{self.table} shoe {self.pk}"
