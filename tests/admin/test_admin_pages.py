@@ -43,6 +43,18 @@ def test_floor_manager_sees_each_paytables_rtp_and_hit_frequency(login, table):
     assert "being computed" in html or "house edge" in html  # the main game, never waited for
 
 
+def test_the_main_games_return_is_shown_beside_the_configuration(login, table, settings):
+    """Issue 9: the admin shows the main game's return from the par-sheet service, cached
+    per rule set (computed once here, then read at once)."""
+    from payouts.rtp import main_sheet
+
+    settings.TABLEHUB_WARM_PARSHEETS = False  # no background computation behind the test
+    config = table.current_config()
+    sheet = main_sheet(config.ruleset())  # computes and caches this rule set
+    html = login("auditor").get(config_url(config)).content.decode()
+    assert f"{sheet['rtp']:.4%} (house edge {sheet['house_edge']:.4%})" in html
+
+
 def test_saving_a_change_stores_a_new_version(login, table, users):
     v1 = table.current_config()
     data = form_data(v1) | {"timer_decision": "20", "special_pair": ""}
