@@ -64,3 +64,18 @@ def test_keep_leaves_the_table_for_game_recall(live):
     table = Table.objects.get()
     round = table.rounds.get()
     assert round.phase == "settled" and round.events.count() > 10
+
+
+def test_url_replays_on_a_running_server(live, run_command):
+    """``--url`` plays on a server that is already running (here the one in this process,
+    started by an earlier replay or now) instead of starting one."""
+    from rounds.live_replay import in_process_server
+
+    url = in_process_server()
+    path = SCENARIOS / "rule_common_draw_three.json"
+    code, out, err = run_command(
+        "play_scenario", "--live", "--url", url, "--timer-ms", str(TIMER_MS), str(path)
+    )
+    assert (code, err) == (0, "")
+    assert json.loads(out) == json.loads(path.with_suffix(".expected.json").read_text())
+    assert Table.objects.count() == 0
