@@ -1,20 +1,37 @@
-"""Carrying on after the server process starts: the embedded server keeps its timers in
-memory, so a restart must arm them again from the deadlines stored on the rounds.
+"""Carrying on after a crash (docs/recovery.md): every timer is a deadline stored on its
+round, so whatever held the timer (the embedded server's event loop, a Celery worker, Redis)
+may die; the deadline stays, and these functions make sure it is acted on.
 
-``resume_tables`` re-arms every open step's timer at its stored deadline (at once when
-already past), lets a video table's virtual shoe deal a card its round is waiting for, and
-opens a round at every open table that has none. Each of these is idempotent, so running it
-twice, or in two processes, changes nothing more than running it once.
+``resume_tables`` runs when the embedded server starts (the first websocket to connect in
+the process, tablehub/broadcast.remember_server_loop): it cancels the games that went stale
+while the server was down, re-arms every open step's timer at its stored deadline (at once
+when already past), lets a video table's virtual shoe deal a card its round is waiting for,
+opens a round at every open table that has none, and starts the periodic sweeps on the
+server's loop.
+
+``sweep`` is the safety net for lost timers, run every few seconds (Celery beat in
+production, ``rounds.tasks.sweep_timers``; the server's loop in the embedded default): it
+expires every step whose deadline passed more than a grace period ago, deals the card a
+video round has waited for too long, and opens a round at an open table left without one
+(a process killed between a settlement and the opening of the next round).
+
+Each of these is idempotent (``services.expire`` is keyed by round and step, a video card by
+the round's event number, and a table is opened under its row lock), so running them twice,
+or in two processes, changes nothing more than running them once.
 """
 
 from __future__ import annotations
 
 import logging
+from datetime import timedelta
 
+from django.conf import settings
 from django.db import transaction
+from django.db.models import Max
+from django.db.models.functions import Coalesce
 from django.utils import timezone
 
-from rounds import services, timers
+from rounds import services, stale, timers
 from rounds.models import Round
 from tablehub.models import Table
 
@@ -27,10 +44,15 @@ UNFINISHED = (
     Round.Phase.PLAY,
     Round.Phase.DEALER,
 )
+CARD_PHASES = (Round.Phase.DEAL, Round.Phase.PLAY, Round.Phase.DEALER)
+
+# The server loop whose periodic sweeps are running (once per process).
+_SWEEPING_ON: object | None = None
 
 
 def resume_tables() -> dict[str, int]:
     """Re-arm timers and reopen open tables; returns what it did (for the log and tests)."""
+    stale.void_stale_rounds()  # a game abandoned for longer than allowed is not carried on
     done = {"timers": 0, "video_cards": 0, "rounds_opened": 0}
     unfinished = Round.objects.filter(phase__in=UNFINISHED).select_related("table")
     for round in unfinished:
@@ -44,8 +66,93 @@ def resume_tables() -> dict[str, int]:
                     done["video_cards"] += 1
     busy = set(unfinished.values_list("table_id", flat=True))
     for table in Table.objects.filter(is_open=True).exclude(pk__in=busy):
-        services.open_round(table)
-        done["rounds_opened"] += 1
+        if _open_if_idle(table.pk):
+            done["rounds_opened"] += 1
     if any(done.values()):
         log.info("resumed after start: %s", done)
+    start_sweeps()
     return done
+
+
+def sweep(grace: float | None = None) -> dict[str, int]:
+    """Act on every deadline that passed more than ``grace`` seconds ago and was missed
+    (its timer died with a process or with Redis); returns what it did."""
+    grace = settings.TABLEHUB_SWEEP_GRACE_SECONDS if grace is None else grace
+    before = timezone.now() - timedelta(seconds=grace)
+    done = {"expired": 0, "video_cards": 0, "rounds_opened": 0}
+    overdue = Round.objects.filter(phase__in=UNFINISHED, deadline__lt=before).exclude(step_key="")
+    for round_id, step_key in overdue.values_list("pk", "step_key"):
+        if _safely(round_id, "expire", services.expire, round_id, step_key):
+            done["expired"] += 1
+    waiting = stale.with_last_activity(
+        Round.objects.filter(phase__in=CARD_PHASES, step_key="", table__mode=Table.Mode.VIDEO)
+    ).filter(last_activity__lt=before)
+    for round_id, seq in waiting.values_list("pk", "last_seq"):
+        if _safely(round_id, "video card", _deal_if_waiting, round_id, seq):
+            done["video_cards"] += 1
+    for table_id in _idle_open_tables(before):
+        if _open_if_idle(table_id):
+            done["rounds_opened"] += 1
+    if any(done.values()):
+        log.warning("sweep acted on missed timers: %s", done)
+    return done
+
+
+def start_sweeps() -> bool:
+    """On the embedded server (in-process timers): run ``sweep`` and the stale-game sweep
+    periodically on the server's own event loop. Once per process; False elsewhere (Celery
+    beat runs them in production; a management command or a test runs them itself)."""
+    global _SWEEPING_ON
+    if settings.TABLEHUB_TIMERS != "inprocess":
+        return False
+    loop = timers.server_loop()
+    if loop is None or loop is _SWEEPING_ON:
+        return False
+    _SWEEPING_ON = loop
+    timers.every(settings.TABLEHUB_SWEEP_SECONDS, sweep)
+    timers.every(settings.TABLEHUB_STALE_SWEEP_SECONDS, stale.void_stale_rounds)
+    return True
+
+
+def _safely(round_id: int, what: str, job, *args) -> bool:
+    """``job(*args)``; False when it did nothing or failed (logged: one broken round must
+    not keep the sweep from the others)."""
+    try:
+        return job(*args) is not False
+    except Exception:
+        log.exception("round %s: the sweep's %s failed", round_id, what)
+        return False
+
+
+def _deal_if_waiting(round_id: int, seq: int) -> bool:
+    from croupier.video import deal_video_card
+
+    if services.state(round_id).awaiting_card is None:
+        return False  # waiting for the stations' answers, not for a card
+    deal_video_card(round_id, seq)
+    return True
+
+
+def _idle_open_tables(before) -> list[int]:
+    """Open tables with no unfinished round and no round activity since ``before`` (the
+    grace keeps the sweep from racing the opening that follows every settlement or void)."""
+    busy = Round.objects.filter(phase__in=UNFINISHED).values("table_id")
+    tables = (
+        Table.objects.filter(is_open=True)
+        .exclude(pk__in=busy)
+        .annotate(ended=Max(Coalesce("rounds__events__created_at", "rounds__created_at")))
+    )
+    return [
+        pk for pk, ended in tables.values_list("pk", "ended") if ended is None or ended < before
+    ]
+
+
+def _open_if_idle(table_id: int) -> bool:
+    """Open a round at an open table that has none (under the table's row lock, as the
+    croupier tablet's open_table, so two processes cannot both open one)."""
+    with transaction.atomic():
+        table = Table.objects.select_for_update().get(pk=table_id)
+        if not table.is_open or table.rounds.filter(phase__in=UNFINISHED).exists():
+            return False
+        services.open_round(table)
+        return True

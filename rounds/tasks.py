@@ -1,4 +1,5 @@
-"""Celery tasks of the round: timer expiries and the video table's virtual dealer."""
+"""Celery tasks of the round: timer expiries, the video table's virtual dealer, and the
+periodic sweeps that Celery beat runs (CELERY_BEAT_SCHEDULE in tablehub/settings.py)."""
 
 from celery import shared_task
 
@@ -17,3 +18,21 @@ def deal_video_card(round_id: int, seq: int) -> None:
     from croupier.video import deal_video_card as deal
 
     deal(round_id, seq)
+
+
+@shared_task(acks_late=True)
+def sweep_timers() -> dict[str, int]:
+    """Celery beat, every few seconds: act on deadlines whose timer was lost (a worker killed
+    while holding it, Redis restarted without its data); see rounds.recovery.sweep."""
+    from rounds.recovery import sweep
+
+    return sweep()
+
+
+@shared_task(acks_late=True)
+def void_stale_games() -> list[int]:
+    """Celery beat, every few minutes: cancel and refund the rounds that cannot finish
+    (rounds/stale.py); returns the round ids voided."""
+    from rounds.stale import void_stale_rounds
+
+    return void_stale_rounds()

@@ -7,14 +7,20 @@ deadline applies the expiry first, so correctness never depends on a timer firin
 only liveness does. Backends: Celery ETA tasks in production; in the embedded single-process
 server the server's own event loop (a thread timer where no server loop is running, as in a
 management command); none where the caller fires expiries itself.
+
+A timer lives only as long as what holds it (the server process, or the Celery worker and
+Redis): rounds/recovery.py arms them again after a restart and sweeps up any that were lost
+(docs/recovery.md). ``every`` runs those sweeps periodically on the embedded server's loop.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextvars
+import logging
 import os
 import threading
+from collections.abc import Callable
 from datetime import datetime
 from functools import partial
 
@@ -22,6 +28,8 @@ from asgiref.sync import SyncToAsync
 from django.conf import settings
 from django.db import close_old_connections, transaction
 from django.utils import timezone
+
+log = logging.getLogger("tablehub.timers")
 
 
 def schedule(round_id: int, step_key: str, when: datetime) -> None:
@@ -60,7 +68,7 @@ def _start(backend: str, name: str, args: tuple, when: datetime) -> None:
         task.apply_async(args=list(args), eta=when)
         return
     delay = max((when - timezone.now()).total_seconds(), 0.0)
-    loop = _server_loop()
+    loop = server_loop()
     if loop is not None:  # inside the server: its own event loop keeps the time
         # A fresh context: the scheduling thread's asgiref context must not travel with it.
         fresh = contextvars.Context()
@@ -74,7 +82,38 @@ def _start(backend: str, name: str, args: tuple, when: datetime) -> None:
     timer.start()
 
 
-def _server_loop() -> asyncio.AbstractEventLoop | None:
+def every(seconds: float, job: Callable[[], object]) -> bool:
+    """Run ``job`` (a synchronous function that uses the database) every ``seconds`` on the
+    server's event loop, in a database thread, one run at a time, for as long as the process
+    lives; a run is skipped while the timers backend is not "inprocess" (a test that fires
+    its timers itself). False (nothing scheduled) when not called from inside the server."""
+    loop = server_loop()
+    if loop is None:
+        return False
+    fresh = contextvars.Context()  # as in _start: no asgiref context travels with it
+
+    def tick() -> None:
+        asyncio.ensure_future(run())
+
+    async def run() -> None:
+        from channels.db import database_sync_to_async
+
+        try:
+            if settings.TABLEHUB_TIMERS == "inprocess":
+                await database_sync_to_async(job)()
+        except RuntimeError as exc:
+            if "shutdown" in str(exc):
+                return  # the process is exiting: no next run
+            log.exception("periodic %s failed", getattr(job, "__name__", job))
+        except Exception:  # a failed run is logged; the next one comes all the same
+            log.exception("periodic %s failed", getattr(job, "__name__", job))
+        loop.call_later(seconds, tick, context=fresh)
+
+    loop.call_soon_threadsafe(partial(loop.call_later, seconds, tick, context=fresh), context=fresh)
+    return True
+
+
+def server_loop() -> asyncio.AbstractEventLoop | None:
     """The server's event loop, when called from one of its database threads.
 
     The in-memory channel layer's queues belong to that loop: an expiry fired from it
@@ -89,7 +128,16 @@ def _server_loop() -> asyncio.AbstractEventLoop | None:
 def _fire_on_loop(name: str, args: tuple) -> None:
     from channels.db import database_sync_to_async
 
-    asyncio.ensure_future(database_sync_to_async(_job(name))(*args))
+    async def fire() -> None:
+        try:
+            await database_sync_to_async(_job(name))(*args)
+        except RuntimeError as exc:
+            # The process is exiting (its thread pool is shut down): the deadline is stored,
+            # and the next start re-arms it (rounds.recovery).
+            if "shutdown" not in str(exc):
+                raise
+
+    asyncio.ensure_future(fire())
 
 
 def _fire_in_thread(name: str, args: tuple) -> None:

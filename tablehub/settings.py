@@ -156,6 +156,31 @@ else:
 CELERY_TIMEZONE = "UTC"
 CELERY_TASK_ACKS_LATE = True
 
+# Recovery (docs/recovery.md). A timer dies with whatever holds it (a Celery worker killed
+# while holding an ETA task gets it back from Redis only after the transport's visibility
+# timeout, an hour; Redis restarted without its data loses it), so a sweep expires every
+# step whose deadline passed more than the grace ago, every TABLEHUB_SWEEP_SECONDS; and
+# every TABLEHUB_STALE_SWEEP_SECONDS the rounds that cannot finish are cancelled after their
+# jurisdiction's stale_game_hours (rounds/stale.py). Celery beat sends both tasks in
+# production (`celery -A tablehub beat`, one per installation); the embedded server runs
+# them on its own event loop (rounds/recovery.start_sweeps).
+TABLEHUB_SWEEP_SECONDS = float(os.environ.get("TABLEHUB_SWEEP_SECONDS", "10"))
+TABLEHUB_SWEEP_GRACE_SECONDS = float(os.environ.get("TABLEHUB_SWEEP_GRACE_SECONDS", "5"))
+TABLEHUB_STALE_SWEEP_SECONDS = float(os.environ.get("TABLEHUB_STALE_SWEEP_SECONDS", "600"))
+CELERY_BEAT_SCHEDULE = {
+    "sweep-round-timers": {
+        "task": "rounds.tasks.sweep_timers",
+        "schedule": TABLEHUB_SWEEP_SECONDS,
+        # A sweep queued while no worker ran is worthless once the next one is due.
+        "options": {"expires": TABLEHUB_SWEEP_SECONDS},
+    },
+    "void-stale-games": {
+        "task": "rounds.tasks.void_stale_games",
+        "schedule": TABLEHUB_STALE_SWEEP_SECONDS,
+        "options": {"expires": TABLEHUB_STALE_SWEEP_SECONDS},
+    },
+}
+
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
