@@ -23,12 +23,12 @@ from django.db import transaction
 from django.utils import timezone
 
 from croupier import virtual_shoe
-from croupier.services import current_shoe, scan
-from rounds import services, voids
-from rounds.engine import EngineError, Notice
+from croupier.services import _check_shoe_copies, current_shoe, scan
+from rounds import corrections, disputes, services, voids
+from rounds.engine import EngineError, Notice, parse_card
 from rounds.engine import Round as Engine
 from rounds.engine.codec import load_event
-from rounds.models import Round
+from rounds.models import Round, RoundEvent
 from tablehub import broadcast
 from tablehub.auth import authenticate_from_scope
 from tablehub.models import Shoe, Table
@@ -178,6 +178,130 @@ def void_current_round(
     return voids.void_round(round.pk, supervisor.get_username(), reason, requested_by=asked_by)
 
 
+def _named_round(table: Table, round_id: int) -> Round:
+    named = table.rounds.filter(pk=round_id).first()
+    if named is None:
+        raise EngineError(f"round {round_id} is not a round of this table", code="no_round")
+    return named
+
+
+def correct_card(
+    table: Table,
+    supervisor: AbstractBaseUser,
+    changes: list[dict[str, Any]],
+    round_id: int | None,
+    reason: str,
+    asked_by: str,
+) -> Round:
+    """Correct cards of the round named, or else of the round being dealt, or else of the
+    table's last settled round (rounds/corrections.py)."""
+    if round_id is not None:
+        round = _named_round(table, round_id)
+    else:
+        round = current_round(table)
+        if round is None or round.phase == Round.Phase.BETTING:
+            round = table.rounds.filter(phase=Round.Phase.SETTLED).order_by("-pk").first()
+        if round is None:
+            raise EngineError("no round has cards to correct", code="no_round")
+    return corrections.correct_cards(round.pk, changes, supervisor.get_username(), asked_by, reason)
+
+
+def resolve_dispute(
+    table: Table,
+    supervisor: AbstractBaseUser,
+    resolution: str,
+    round_id: int | None,
+    asked_by: str,
+    reason: str = "",
+    changes: list[dict[str, Any]] | None = None,
+) -> Round:
+    """Resolve the open dispute of the round named, or the table's one open dispute."""
+    if round_id is None:
+        open_ = disputes.table_disputes(table)
+        if not open_:
+            raise EngineError("no dispute is open at this table", code="no_dispute")
+        if len(open_) > 1:
+            rounds = ", ".join(str(d["round"]) for d in open_)
+            raise EngineError(
+                f"disputes are open in rounds {rounds}: name the round", code="missing_field"
+            )
+        round_id = open_[0]["round"]
+    round = _named_round(table, round_id)
+    return disputes.resolve_dispute(
+        round.pk, resolution, supervisor.get_username(), asked_by, reason, changes
+    )
+
+
+def discard_card(
+    table: Table, supervisor: AbstractBaseUser, card: str | None, reason: str, asked_by: str
+) -> RoundEvent:
+    """A card that left the shoe without being scanned and is not used (dropped and not
+    usable, exposed before the reader saw it): logged on the round being dealt (RoundEvent
+    ``discard``), counted as drawn from the shoe, never part of the game."""
+    if not isinstance(reason, str) or not reason.strip():
+        raise EngineError("a discarded card needs a reason", code="missing_field")
+    reason = reason.strip()
+    if len(reason) > voids.MAX_REASON:
+        raise EngineError(
+            f"the reason is longer than {voids.MAX_REASON} characters", code="bad_message"
+        )
+    text = None
+    if card is not None:
+        try:
+            text = str(parse_card(card))
+        except EngineError as exc:
+            raise EngineError(exc.reason, code="unreadable_card") from None
+    with transaction.atomic():
+        shoe = Shoe.objects.select_for_update().get(pk=current_shoe(table).pk)
+        round = table.rounds.filter(phase__in=IN_PLAY).order_by("-pk").first()
+        if round is None:
+            raise EngineError("no round is being dealt", code="no_round")
+        round = Round.objects.select_for_update().get(pk=round.pk)
+        cut_card = table.shuffler == Table.Shuffler.CUT_CARD
+        if text is not None:
+            _check_discard_copies(round, text)
+            if cut_card:
+                _check_shoe_copies(shoe, text)
+                shoe.drawn[text] = shoe.drawn.get(text, 0) + 1
+        row = services.append_record(
+            round,
+            services.DISCARD_KIND,
+            {
+                "card": text,
+                "reason": reason,
+                "by": supervisor.get_username(),
+                "requested_by": asked_by,
+            },
+        )
+        round.save(update_fields=["last_seq"])
+        shoe.cards_drawn += 1  # it left the shoe; the reader never read it
+        shoe.save(update_fields=["cards_drawn", "drawn"])
+        _tell_tablets_on_commit(table, "discard")
+    log.warning(
+        "table %s round %s: card %s discarded, approved by %s (asked by %s): %s",
+        table.pk,
+        round.pk,
+        text or "(unknown)",
+        supervisor.get_username(),
+        asked_by,
+        reason,
+    )
+    return row
+
+
+def _check_discard_copies(round: Round, card: str) -> None:
+    """A discarded card keeps the shoe possible: no more copies than its decks hold."""
+    engine = services._current(round).engine
+    discarded = round.events.filter(kind=services.DISCARD_KIND, payload__card=card).count()
+    copies = sum(1 for c in engine.drawn if str(c) == card) + discarded + 1
+    if copies > engine.rules.decks:
+        raise EngineError(
+            f"{card} drawn {copies} times, but a {engine.rules.decks}-deck shoe holds "
+            f"{engine.rules.decks}",
+            code="impossible_card",
+        )
+
+
 # -- the socket's messages ---------------------------------------------------------------------
 
 
@@ -303,9 +427,38 @@ def _cmd_void_round(ctx: Context, message: dict[str, Any]) -> None:
     void_current_round(ctx.table, supervisor, reason, round_id, ctx.name)
 
 
-def _not_available(ctx: Context, message: dict[str, Any]) -> None:
-    ctx.supervisor(message)
-    raise EngineError("comes with disputes (issue 7)", code="not_available")
+def _changes(message: dict[str, Any]) -> list[dict[str, Any]]:
+    """The cards to correct: ``changes`` (a list), or one card given by ``position`` or
+    ``seq`` with ``card`` or ``burn`` in the message itself."""
+    if message.get("changes") is not None:
+        changes = message["changes"]
+        if not isinstance(changes, list):
+            raise EngineError("changes must be a list", code="bad_message")
+        return changes
+    return [{k: message.get(k) for k in ("position", "seq", "card", "burn") if k in message}]
+
+
+def _cmd_correct_card(ctx: Context, message: dict[str, Any]) -> None:
+    supervisor = ctx.supervisor(message)
+    round_id = _field(message, "round", int, required=False)
+    reason = _field(message, "reason", str, required=False) or ""
+    correct_card(ctx.table, supervisor, _changes(message), round_id, reason, ctx.name)
+
+
+def _cmd_resolve_dispute(ctx: Context, message: dict[str, Any]) -> None:
+    supervisor = ctx.supervisor(message)
+    resolution = _field(message, "resolution", str)
+    round_id = _field(message, "round", int, required=False)
+    reason = _field(message, "reason", str, required=resolution == "void") or ""
+    changes = _changes(message) if resolution == "correct" else None
+    resolve_dispute(ctx.table, supervisor, resolution, round_id, ctx.name, reason, changes)
+
+
+def _cmd_discard_card(ctx: Context, message: dict[str, Any]) -> None:
+    supervisor = ctx.supervisor(message)
+    card = _field(message, "card", str, required=False)
+    reason = _field(message, "reason", str)
+    discard_card(ctx.table, supervisor, card, reason, ctx.name)
 
 
 COMMANDS: dict[str, Callable[[Context, dict[str, Any]], dict[str, Any] | None]] = {
@@ -318,8 +471,9 @@ COMMANDS: dict[str, Callable[[Context, dict[str, Any]], dict[str, Any] | None]] 
     "manual_card": _cmd_manual_card,
     "new_shoe": _cmd_new_shoe,
     "void_round": _cmd_void_round,
-    "correct_card": _not_available,
-    "resolve_dispute": _not_available,
+    "correct_card": _cmd_correct_card,
+    "resolve_dispute": _cmd_resolve_dispute,
+    "discard_card": _cmd_discard_card,
 }
 
 
@@ -350,6 +504,11 @@ def croupier_state(table: Table) -> dict[str, Any]:
         previous = round_state(last, table) if last is not None else None
     shoe = table.shoes.filter(closed_at__isnull=True).order_by("-pk").first()
     current = round_state(round, table) if round is not None else None
+    if previous is None and current is not None and current["phase"] in IN_PLAY:
+        # a dispute of the last round may be open while this one is dealt
+        last = table.rounds.filter(pk__lt=round.pk).order_by("-pk").first()
+        if last is not None and services.is_halted(last):
+            previous = round_state(last, table)
     return {
         "table": {
             "id": table.pk,
@@ -362,6 +521,7 @@ def croupier_state(table: Table) -> dict[str, Any]:
         "round": current,
         "previous": previous,
         "awaiting": awaiting(current),
+        "disputes": disputes.table_disputes(table),
         "shoe": None
         if shoe is None
         else {
@@ -381,6 +541,8 @@ def awaiting(round: dict[str, Any] | None) -> str:
     stations"), "close bets" while bets are open, "open bets" with no round open."""
     if round is None:
         return "open bets"
+    if round.get("halted") and round["phase"] != Round.Phase.SETTLED:
+        return "dispute: wait for a supervisor"
     if round["phase"] == Round.Phase.BETTING:
         return "close bets"
     if round["phase"] == Round.Phase.VOID or round["view"] is None:
@@ -389,6 +551,7 @@ def awaiting(round: dict[str, Any] | None) -> str:
 
 
 def round_state(round: Round, table: Table) -> dict[str, Any]:
+    round.table = table  # (its jurisdiction: the dispute window)
     state: dict[str, Any] = {
         "id": round.pk,
         "phase": round.phase,
@@ -398,8 +561,15 @@ def round_state(round: Round, table: Table) -> dict[str, Any]:
         "cards": [],
         "stations": [],
         "void": voids.void_record(round),
+        "halted": services.is_halted(round),
+        "dispute": None,
+        "disputes": [],
+        "discarded": [],
+        "dispute_until": None,
     }
-    engine, cards = replay(round)
+    until = disputes.window_end(round)
+    state["dispute_until"] = until.isoformat() if until else None
+    engine, cards = replay(round, state)
     if engine is None:  # betting (or cancelled before bets closed): the bets so far
         bets = round.bets.select_related("station").order_by("station__name", "box")
         names = sorted({b.station.name for b in bets})
@@ -434,30 +604,87 @@ def round_state(round: Round, table: Table) -> dict[str, Any]:
     return state
 
 
-def replay(round: Round) -> tuple[Engine | None, list[dict[str, Any]]]:
-    """The round's engine replayed from its RoundEvent rows, and each card scanned with
-    where it went, read from the engine's public notices (the hole card: face down, no
-    card, until the reveal names it). (None, []) before bets close."""
+def replay(
+    round: Round, state: dict[str, Any] | None = None
+) -> tuple[Engine | None, list[dict[str, Any]]]:
+    """The round's engine replayed from its RoundEvent rows (with its corrections), and each
+    card scanned with where it went, read from the engine's public notices (the hole card:
+    face down, no card, until the reveal names it; a corrected card: ``corrected_from`` the
+    card first logged; a card taken out of play: ``to`` ``out``). (None, []) before bets
+    close. With ``state``, also fills in its disputes and discarded cards."""
     rows = list(round.events.order_by("seq"))
+    if state is not None:
+        _records(rows, state)
     if not rows or rows[0].kind != "bets_closed":
         return None, []
     engine = services._new_engine(round, rows[0].payload)
+    fixes = services.corrections_of(rows)
     cards: list[dict[str, Any]] = []
     hole: dict[str, Any] | None = None
+    hole_was: str | None = None
     for row in rows[1:]:
-        if row.kind == voids.VOID_KIND:  # who voided the round: not an engine event
+        if row.kind in services.RECORDS_ONLY:  # a void, a dispute, a correction: no input
             continue
-        for notice in engine.apply(load_event(row.kind, row.payload)):
+        payload = row.payload
+        corrected = row.kind in ("card", "burn") and row.seq in fixes
+        if corrected:
+            if fixes[row.seq] is None:  # taken out of play (an exposed card)
+                cards.append(
+                    {
+                        "n": len(cards) + 1,
+                        "seq": row.seq,
+                        "card": payload["card"],
+                        "to": "out",
+                        "label": "taken out of play",
+                    }
+                )
+                continue
+            payload = {**payload, "card": fixes[row.seq]}
+        for notice in engine.apply(load_event(row.kind, payload)):
             if notice.to != "public":
                 continue
             entry = _card_entry(notice.message, len(cards) + 1)
             if entry is not None:
+                entry["seq"] = row.seq
                 cards.append(entry)
                 if entry["to"] == "hole":
                     hole = entry
+                    hole_was = row.payload["card"] if corrected else None
+                elif corrected:
+                    entry["corrected_from"] = row.payload["card"]
             elif notice.message["type"] == "hole_card" and hole is not None:
                 hole |= {"card": notice.message["card"], "label": "hole (shown)"}
+                if hole_was is not None:  # shown only once the hole card is
+                    hole["corrected_from"] = hole_was
     return engine, cards
+
+
+def _records(rows: list[RoundEvent], state: dict[str, Any]) -> None:
+    """The round's disputes (each with its resolution) and discarded cards, for the tablet."""
+    by_seq: dict[int, dict[str, Any]] = {}
+    for row in rows:
+        if row.kind == services.DISPUTE_KIND:
+            entry = disputes.describe(row) | {"resolved": None}
+            by_seq[row.seq] = entry
+            state["disputes"].append(entry)
+        elif row.kind == services.RESOLVED_KIND and row.payload.get("dispute") in by_seq:
+            by_seq[row.payload["dispute"]]["resolved"] = {
+                "seq": row.seq,
+                "at": row.created_at.isoformat(),
+                "resolution": row.payload.get("resolution"),
+                "by": row.payload.get("by"),
+            }
+        elif row.kind == services.DISCARD_KIND:
+            state["discarded"].append(
+                {
+                    "seq": row.seq,
+                    "card": row.payload.get("card"),
+                    "reason": row.payload.get("reason"),
+                    "by": row.payload.get("by"),
+                    "at": row.created_at.isoformat(),
+                }
+            )
+    state["dispute"] = next((d for d in state["disputes"] if d["resolved"] is None), None)
 
 
 def _card_entry(message: dict[str, Any], n: int) -> dict[str, Any] | None:

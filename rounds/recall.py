@@ -5,8 +5,11 @@ is the truth, DESIGN.md principle 2), plus the rows written from it: the configu
 version the round opened with, every bet, every card with where it went (the engine's
 public ``card`` notices carry ``to``), every decision and timeout with the hands they
 left, the dealer's hand, every hand's and special bet's settlement, every ledger entry,
-and the interventions that are not engine events (a void: ``{"by", "reason"}``; later
-disputes).
+and the interventions that are not engine events (a void: ``{"by", "reason"}``; a dispute, its
+resolution, a correction, a discarded card: rounds/disputes.py, rounds/corrections.py). A
+corrected card is shown as corrected (``corrected_from`` the card first logged; its event
+``corrected_to``; a card taken out of play: ``to`` ``out``), and the round is replayed with
+the corrections, as the table plays it.
 
 While a round is in play the recall hides what the table hides (DESIGN.md principle 5):
 the hole card until it is turned, and In For 6 multipliers until they are picked.
@@ -107,7 +110,7 @@ def recall(round: Round) -> dict[str, Any]:
 
 def _replay(round: Round, over: bool):
     """Events with their public effects, and the lists drawn from them."""
-    from rounds.services import _new_engine  # the engine exactly as the table built it
+    from rounds.services import _new_engine, corrections_of  # the engine as the table built it
 
     engine = None
     events: list[dict[str, Any]] = []
@@ -116,7 +119,9 @@ def _replay(round: Round, over: bool):
     timeouts: list[dict[str, Any]] = []
     interventions: list[dict[str, Any]] = []
     hole = None
-    for row in round.events.order_by("seq"):
+    rows = list(round.events.order_by("seq"))
+    fixes = corrections_of(rows)  # a card corrected, or taken out of play, by a supervisor
+    for row in rows:
         entry: dict[str, Any] = {
             "seq": row.seq,
             "at": row.created_at.isoformat(),
@@ -132,9 +137,16 @@ def _replay(round: Round, over: bool):
                 {"seq": row.seq, "at": entry["at"], "kind": row.kind, **row.payload}
             )
             continue
+        payload = row.payload
+        if row.kind in ("card", "burn") and row.seq in fixes:
+            entry["corrected_to"] = fixes[row.seq]
+            if fixes[row.seq] is None:  # out of play: no input of the game
+                cards.append({"seq": row.seq, "card": row.payload["card"], "to": "out"})
+                continue
+            payload = {**payload, "card": fixes[row.seq]}
         wanted = engine.awaiting_card
         try:
-            notices = engine.apply(load_event(row.kind, row.payload))
+            notices = engine.apply(load_event(row.kind, payload))
         except EngineError as exc:  # a log the engine refuses: show it, never hide it
             entry["replay_error"] = exc.line()
             continue
@@ -142,7 +154,9 @@ def _replay(round: Round, over: bool):
         entry["public"] = [m for m in public if m.get("type") != "dealer"]
         if row.kind == "card":
             placed = next((m for m in public if m.get("type") in ("card", "hole_card_dealt")), None)
-            card: dict[str, Any] = {"seq": row.seq, "card": row.payload["card"]}
+            card: dict[str, Any] = {"seq": row.seq, "card": payload["card"]}
+            if row.seq in fixes:
+                card["corrected_from"] = row.payload["card"]
             if placed is None or placed["type"] == "hole_card_dealt" or wanted == "hole":
                 card["to"] = "hole"
                 hole = (card, entry)
@@ -150,7 +164,7 @@ def _replay(round: Round, over: bool):
                 card.update({k: v for k, v in placed.items() if k in ("to", "box", "boxes")})
             cards.append(card)
         elif row.kind == "burn":
-            cards.append({"seq": row.seq, "card": row.payload["card"], "to": "burn"})
+            cards.append({"seq": row.seq, "card": payload["card"], "to": "burn"})
         elif row.kind == "bonus_assigned" and not over:
             entry["payload"] = {k: v for k, v in row.payload.items() if k != "multipliers"}
         elif row.kind in ("decision", "timeout"):
@@ -163,8 +177,26 @@ def _replay(round: Round, over: bool):
             (decisions if row.kind == "decision" else timeouts).append(item)
     if hole is not None and not over and not engine.hole_revealed:
         hole[0]["card"] = "face_down"
+        hole[0].pop("corrected_from", None)
         hole[1]["payload"] = {"card": "face_down"}
+        hole[1].pop("corrected_to", None)
+        _hide_corrections_of(hole[0]["seq"], events, interventions)
     return events, cards, decisions, timeouts, interventions, engine
+
+
+def _hide_corrections_of(seq: int, events: list, interventions: list) -> None:
+    """A correction of the hole card names it: face down until it is turned."""
+
+    def hidden(changes: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        down = {"was": "face_down", "card": "face_down"}
+        return [c | down if c.get("seq") == seq else c for c in changes]
+
+    for item in events:
+        if item["kind"] == "correction":
+            item["payload"] = {**item["payload"], "changes": hidden(item["payload"]["changes"])}
+    for item in interventions:
+        if item["kind"] == "correction":
+            item["changes"] = hidden(item["changes"])
 
 
 def _ledger(round: Round) -> dict[str, Any]:

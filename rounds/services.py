@@ -15,7 +15,9 @@ applies the expiry itself.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass, field
 from datetime import timedelta
 from decimal import Decimal
 from typing import Any
@@ -38,9 +40,22 @@ from tablehub import broadcast
 from tablehub.models import Table
 
 DEFAULT_TIMER_SECONDS = 15
-# RoundEvent kinds that record what happened to the round (who voided it and why) without
-# being an input of the game: replaying the round skips them.
-RECORDS_ONLY = frozenset({"void"})
+# RoundEvent kinds that record what happened to the round without being an input of the
+# game: who voided it and why, a station's dispute and its resolution, a supervisor's
+# correction of cards already logged (rounds/corrections.py: replaying the round applies it
+# to the card events it names) and a card that left the shoe unused. Replaying skips them.
+DISPUTE_KIND = "dispute"
+RESOLVED_KIND = "dispute_resolved"
+CORRECTION_KIND = "correction"
+DISCARD_KIND = "discard"
+RECORDS_ONLY = frozenset({"void", DISPUTE_KIND, RESOLVED_KIND, CORRECTION_KIND, DISCARD_KIND})
+# A round halted by a dispute has the step key "halted:<seq of the dispute>" and no deadline:
+# no input is accepted and a timer of the step before finds nothing to expire (disputes.py).
+HALTED = "halted:"
+# Ledger keys after a correction (rounds/corrections.py): an entry taken back is reversed by
+# "<its key>:corrected"; an item written again gets "<the item's key>:c<seq>".
+CORRECTED = ":corrected"
+_REWRITTEN = re.compile(r"^(?P<item>.+):c\d+$")
 VIDEO_CARD_SECONDS = 0.8  # a video table deals each card this long after it is wanted
 
 
@@ -52,7 +67,9 @@ class Live:
     seq: int
     engine: Engine
     stations: dict[str, Station]
-    written: set[str]
+    written: set[str]  # the money items in the ledger now (their first keys)
+    gone: set[str] = field(default_factory=set)  # items a correction took back: key taken
+    generation: int = 0  # the round's last correction (``generation``): part of step keys
 
 
 # round id -> Live; a round whose last_seq moved on (another process wrote) is rebuilt.
@@ -143,6 +160,11 @@ def record(round_id: int, event: Event) -> list[Notice]:
     try:
         with transaction.atomic():
             round = Round.objects.select_for_update().get(pk=round_id)
+            if is_halted(round):
+                raise EngineError(
+                    f"round {round.pk} is halted by a dispute: wait for the supervisor",
+                    code="round_halted",
+                )
             live = _current(round)
             notices += _apply(round, live, event)
             for station, box, multipliers in live.engine.awaiting_bonus:
@@ -160,8 +182,8 @@ def expire(round_id: int, step_key: str) -> list[Notice]:
     Idempotent: nothing happens when the round is no longer at that step."""
     with transaction.atomic():
         round = Round.objects.select_for_update().filter(pk=round_id).first()
-        if round is None or not step_key or round.step_key != step_key:
-            return []  # already answered, or the round is gone (a removed replay table)
+        if round is None or not step_key or round.step_key != step_key or is_halted(round):
+            return []  # already answered, halted, or gone (a removed replay table)
         if round.phase == Round.Phase.BETTING:
             return close_bets(round_id)
         return record(round_id, Timeout())
@@ -182,16 +204,77 @@ def state(round_id: int) -> Engine:
 
 
 def rebuild(round: Round) -> Engine:
-    """The engine state replayed from the round's RoundEvent rows alone."""
-    events = list(round.events.order_by("seq"))
+    """The engine state replayed from the round's RoundEvent rows alone (with every
+    correction applied)."""
+    return _replay(round, list(round.events.order_by("seq")))
+
+
+def _replay(round: Round, events: list[RoundEvent]) -> Engine:
     if not events or events[0].kind != "bets_closed":
         raise EngineError("the round has no closed bets to replay", code="invalid")
     engine = _new_engine(round, events[0].payload)
-    for row in events[1:]:
-        if row.kind in RECORDS_ONLY:
-            continue
-        engine.apply(load_event(row.kind, row.payload))
+    for _row, event in engine_events(events):
+        engine.apply(event)
     return engine
+
+
+def generation(events: list[RoundEvent]) -> int:
+    """The seq of the round's last correction (0: none). A correction may take the round back
+    to a step it has been at: the steps after it are timed under keys of their own."""
+    return max((row.seq for row in events if row.kind == CORRECTION_KIND), default=0)
+
+
+def is_halted(round: Round) -> bool:
+    """True while a dispute of the round waits for a supervisor."""
+    return round.step_key.startswith(HALTED)
+
+
+def corrections_of(rows: list[RoundEvent]) -> dict[int, str | None]:
+    """seq of a card (or burn) event -> the card it is corrected to, None when the card was
+    taken out of play; the newest correction of an event counts."""
+    fixes: dict[int, str | None] = {}
+    for row in rows:
+        if row.kind == CORRECTION_KIND:
+            for change in row.payload.get("changes", []):
+                fixes[change["seq"]] = change.get("card")
+    return fixes
+
+
+def engine_events(
+    rows: list[RoundEvent], fixes: dict[int, str | None] | None = None
+) -> Iterator[tuple[RoundEvent, Event]]:
+    """The round's inputs after bets closed, in order, as engine events: records skipped,
+    each corrected card replaced and each card taken out of play left out (``fixes``:
+    those of the rows themselves unless given)."""
+    if fixes is None:
+        fixes = corrections_of(rows)
+    for row in rows:
+        if row.kind == "bets_closed" or row.kind in RECORDS_ONLY:
+            continue
+        payload = row.payload
+        if row.seq in fixes:
+            if fixes[row.seq] is None:
+                continue
+            payload = {**payload, "card": fixes[row.seq]}
+        yield row, load_event(row.kind, payload)
+
+
+def ledger_item(key: str) -> str:
+    """The money item a round's ledger key belongs to: the key ``_after`` first gave it."""
+    if key.endswith(CORRECTED):
+        key = key[: -len(CORRECTED)]
+    rewritten = _REWRITTEN.match(key)
+    return rewritten["item"] if rewritten else key
+
+
+def _posted(keys: set[str]) -> tuple[set[str], set[str]]:
+    """From a round's ledger keys: the items in the ledger now, and the items whose own key
+    is taken by an entry a correction took back."""
+    if not any(k.endswith(CORRECTED) for k in keys):
+        return keys, set()  # never corrected: every key is its item's
+    entries = {k for k in keys if "|" not in k and not k.endswith(CORRECTED)}  # no house side
+    now = {ledger_item(k) for k in entries if k + CORRECTED not in keys}
+    return now, {k for k in entries if ledger_item(k) == k} - now
 
 
 def _new_engine(round: Round, payload: dict[str, Any]) -> Engine:
@@ -208,18 +291,23 @@ def _new_engine(round: Round, payload: dict[str, Any]) -> Engine:
     )
 
 
-def _live(round: Round, engine: Engine, written: set[str] | None = None) -> Live:
+def _live(
+    round: Round, engine: Engine, written: set[str] | None = None, generation: int = 0
+) -> Live:
     stations = {s.name: s for s in round.table.stations.filter(name__in=list(engine.seats))}
+    gone: set[str] = set()
     if written is None:
-        written = set(LedgerEntry.objects.filter(round=round).values_list("key", flat=True))
-    return Live(round.last_seq, engine, stations, written)
+        keys = set(LedgerEntry.objects.filter(round=round).values_list("key", flat=True))
+        written, gone = _posted(keys)
+    return Live(round.last_seq, engine, stations, written, gone, generation)
 
 
 def _current(round: Round) -> Live:
     live = _ENGINES.get(round.pk)
     if live is not None and live.seq == round.last_seq:
         return live
-    return _live(round, rebuild(round))
+    events = list(round.events.order_by("seq"))
+    return _live(round, _replay(round, events), generation=generation(events))
 
 
 def _apply(round: Round, live: Live, event: Event) -> list[Notice]:
@@ -235,25 +323,30 @@ def _apply(round: Round, live: Live, event: Event) -> list[Notice]:
     return notices
 
 
-def _append(round: Round, kind: str, payload: dict[str, Any]) -> None:
+def _append(round: Round, kind: str, payload: dict[str, Any]) -> RoundEvent:
     round.last_seq += 1
-    RoundEvent.objects.create(round=round, seq=round.last_seq, kind=kind, payload=payload)
+    return RoundEvent.objects.create(round=round, seq=round.last_seq, kind=kind, payload=payload)
 
 
 def _after(round: Round, live: Live) -> None:
     """Write what the event changed: ledger entries, the phase and timer, the results."""
     engine = live.engine
     movements = []
+    items = []
     for name in engine.seats:
         for item, amount in engine.money_items(name).items():
             key = f"round:{round.pk}:{name}:{item}"
             if key not in live.written:
                 kind = LedgerEntry.Kind.STAKE if amount < 0 else LedgerEntry.Kind.RETURN
-                movements.append((live.stations[name], kind, amount, key))
+                # an item a correction took back has its key taken: written again under a new
+                entry_key = f"{key}:c{round.last_seq}" if key in live.gone else key
+                movements.append((live.stations[name], kind, amount, entry_key))
+                items.append(key)
     ledger.post_many(round, movements)
-    live.written.update(key for *_, key in movements)
+    live.written.update(items)
+    live.gone.difference_update(items)
     round.phase = engine.phase.value
-    _time_the_step(round, engine)
+    _time_the_step(round, engine, live.generation)
     if engine.awaiting_card is not None and round.table.mode == Table.Mode.VIDEO:
         _deal_by_itself(round)
     if engine.settled:
@@ -264,15 +357,48 @@ def _after(round: Round, live: Live) -> None:
     _ENGINES[round.pk] = live
 
 
-def _time_the_step(round: Round, engine: Engine) -> None:
+def _step_key(engine: Engine, generation: int = 0) -> str:
+    key = f"{engine.phase.value}:{engine.step}"
+    return f"{key}:g{generation}" if generation else key
+
+
+def _time_the_step(round: Round, engine: Engine, generation: int = 0) -> None:
     """A step with stations to answer gets a deadline; a new step, a new deadline."""
     if not engine.prompted_stations:
         round.step_key, round.deadline = "", None
         return
-    key = f"{engine.phase.value}:{engine.step}"
-    if key == round.step_key:
-        return
+    key = _step_key(engine, generation)
+    if key == round.step_key or round.step_key.startswith(key + ":r"):
+        return  # the same step (":r<seq>": its timer started again after a dispute)
     _start_timer(round, key, engine.phase.value)
+
+
+def restart_timer(round: Round, live: Live) -> None:
+    """After a halt: the step goes on with a fresh step time under a key of its own (the
+    timer of the step before the halt, still on its way, then finds nothing to expire);
+    at a video table the shoe deals the wanted card again. The caller saves the round."""
+    engine = live.engine
+    round.step_key, round.deadline = "", None
+    if engine.prompted_stations and not engine.settled:
+        key = f"{_step_key(engine, live.generation)}:r{round.last_seq}"
+        _start_timer(round, key, engine.phase.value)
+    if engine.awaiting_card is not None and round.table.mode == Table.Mode.VIDEO:
+        _deal_by_itself(round)
+
+
+def append_record(round: Round, kind: str, payload: dict[str, Any]) -> RoundEvent:
+    """Append a RoundEvent that is not an engine input (RECORDS_ONLY) and keep this
+    process's engine current; the caller saves the round."""
+    if kind not in RECORDS_ONLY:
+        raise ValueError(f"{kind} is an engine event")
+    live = _ENGINES.get(round.pk)
+    current = live is not None and live.seq == round.last_seq
+    row = _append(round, kind, payload)
+    if current:
+        live.seq = round.last_seq
+    else:
+        _ENGINES.pop(round.pk, None)
+    return row
 
 
 def _deal_by_itself(round: Round) -> None:

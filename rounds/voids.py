@@ -1,12 +1,17 @@
 """Voiding a round: as if it had never been dealt.
 
-A supervisor voids a round that is not settled (a misdeal, a shoe fault). Every ledger
+A supervisor voids a round that is not settled (a misdeal, a shoe fault), or a settled
+round whose result is not final yet: its dispute window is open, or a dispute made in time
+waits for the supervisor (rounds/disputes.py). Every ledger
 entry the round wrote for a station (its stakes: main, special, insurance, doubles and
 splits; and any return already paid, such as a special bet settled after the deal or even
-money) is reversed by a refund entry keyed ``<the entry's key>:void``: each station is back
-at its credits before the round, and the keys make a second refund impossible. The round
-becomes VOID; who approved it and why is its last RoundEvent (kind ``void``, payload
-``{by, reason, requested_by}``), and the table hears ``{"type": "void", "reason"}``.
+money; of a settled round every return; of a corrected round the corrections' entries too)
+is reversed by a refund entry keyed ``<the entry's key>:void``: each station is back at its
+credits before the round, and the keys make a second refund impossible. The round becomes
+VOID; who approved it and why is its last RoundEvent (kind ``void``, payload ``{by, reason,
+requested_by}``), after the resolution of its open dispute if it had one (kind
+``dispute_resolved``, resolution ``void``), and the table hears ``{"type": "void",
+"reason"}``. A settled round's Hand rows stay, for game recall.
 """
 
 from __future__ import annotations
@@ -17,7 +22,7 @@ from django.db import transaction
 
 from payouts import ledger
 from payouts.models import LedgerEntry
-from rounds import services
+from rounds import disputes, services
 from rounds.engine import EngineError, Notice
 from rounds.models import Round, RoundEvent
 from tablehub import broadcast
@@ -29,11 +34,12 @@ VOID_KIND = "void"
 
 
 def void_round(round_id: int, by: str, reason: str, requested_by: str = "") -> Round:
-    """Void a round that is not settled: refund every station, mark it VOID, tell the table.
+    """Void a round whose result is not final: refund every station, mark it VOID, tell the
+    table.
 
     ``by`` is the approving supervisor's username, ``requested_by`` the tablet user who
-    asked. Raises EngineError (``already_void``, ``round_over``, ``missing_field``,
-    ``bad_message``) and changes nothing when the round cannot be voided."""
+    asked. Raises EngineError (``already_void``, ``round_over``, ``dispute_window_closed``,
+    ``missing_field``, ``bad_message``) and changes nothing when the round cannot be voided."""
     if not isinstance(reason, str) or not reason.strip():
         raise EngineError("a void needs a reason", code="missing_field")
     reason = reason.strip()
@@ -43,7 +49,13 @@ def void_round(round_id: int, by: str, reason: str, requested_by: str = "") -> R
         round = Round.objects.select_for_update().select_related("table").get(pk=round_id)
         if round.phase == Round.Phase.VOID:
             raise EngineError(f"round {round.pk} is already void", code="already_void")
-        if round.phase == Round.Phase.SETTLED:
+        settled = round.phase == Round.Phase.SETTLED
+        if settled and not disputes.may_change_settled(round):
+            if disputes.disputes_allowed(round.table):
+                raise EngineError(
+                    f"round {round.pk} is final: its dispute window has closed",
+                    code="dispute_window_closed",
+                )
             raise EngineError(
                 f"round {round.pk} is settled: only a round not settled can be voided",
                 code="round_over",
@@ -62,6 +74,19 @@ def void_round(round_id: int, by: str, reason: str, requested_by: str = "") -> R
             for entry in entries
         ]
         ledger.post_many(round, refunds)  # a key taken (a second void) fails the whole void
+        dispute = disputes.open_dispute(round)
+        if dispute is not None:  # the void resolves it
+            services.append_record(
+                round,
+                services.RESOLVED_KIND,
+                {
+                    "dispute": dispute.seq,
+                    "resolution": "void",
+                    "by": by,
+                    "requested_by": requested_by,
+                    "reason": reason,
+                },
+            )
         round.last_seq += 1
         RoundEvent.objects.create(
             round=round,
@@ -74,7 +99,9 @@ def void_round(round_id: int, by: str, reason: str, requested_by: str = "") -> R
         round.save(update_fields=["last_seq", "phase", "step_key", "deadline"])
         notice = Notice("public", {"type": "void", "reason": reason})
         broadcast.publish_on_commit(round.table_id, round.pk, round.last_seq, [notice])
-        if round.table.is_open:  # the table goes on with a new round, as after a settlement
+        # The table goes on with a new round, as after a settlement (a settled round's
+        # next round is already there).
+        if round.table.is_open and not settled:
             table = round.table
             transaction.on_commit(lambda: services.open_round(table))
     log.warning(

@@ -20,7 +20,7 @@ from django.utils import timezone
 from payouts import ledger
 from payouts.models import LedgerEntry
 from payouts.specials import check_placement
-from rounds import services
+from rounds import disputes, services
 from rounds.engine import Bet as EngineBet
 from rounds.engine import Decision, EngineError, parse_money
 from rounds.engine.money import check_stake_limits, fmt
@@ -324,6 +324,14 @@ def _decide(station: Station, message: dict[str, Any]) -> None:
     services.record(round.pk, Decision(station.name, action, hand))
 
 
+def _dispute(station: Station, message: dict[str, Any]) -> None:
+    """Dispute a round (docs/protocol.md, "Disputes"): the round halts for a supervisor."""
+    round_id = message.get("round")
+    if round_id is not None and (isinstance(round_id, bool) or not isinstance(round_id, int)):
+        raise EngineError("round must be a round id", code="bad_message")
+    disputes.file_dispute(station, round_id)
+
+
 # -- money -----------------------------------------------------------------------------------
 
 
@@ -371,6 +379,7 @@ HANDLERS = {
     "bet_all": _bet_all,
     "let_it_play": _let_it_play,
     "decide": _decide,
+    "dispute": _dispute,
     "cash_in": _cash_in,
     "cash_out": _cash_out,
     "state": _state,
@@ -405,21 +414,26 @@ def station_state(station: Station, full: bool = True) -> dict[str, Any]:
             "dealer_stats": dealer_stats(dealer),
         }
     if round is None:
+        state["dispute"] = disputes.station_dispute(station, None, False, 0)
         return state
     state["round"] = {
         "id": round.pk,
         "phase": round.phase,
         "deadline": round.deadline.isoformat() if round.deadline else None,
         "last_event_id": f"{round.pk}.{round.last_seq}",
+        "halted": services.is_halted(round),
     }
     state["bets"] = [
         {"box": b.box, "bet": b.code, "stake": fmt(b.stake)}
         for b in round.bets.filter(station=station).order_by("box", "pk")
     ]
+    cards = 0
     if round.last_seq:  # bets are closed: the engine knows the round
         engine = services.state(round.pk)
+        cards = len(engine.drawn)
         if station.name in engine.seats:
             state["table"] = engine.station_view(station.name)
         else:
             state["table"] = engine.public_view()
+    state["dispute"] = disputes.station_dispute(station, round, bool(state["bets"]), cards)
     return state

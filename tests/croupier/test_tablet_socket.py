@@ -451,9 +451,10 @@ async def test_a_void_needs_a_supervisor_and_returns_every_stake(table):
 
 
 @pytest.mark.django_db(transaction=True)
-async def test_disputes_are_not_there_yet(table):
+async def test_corrections_and_disputes_need_a_supervisor(table):
+    """(Disputes and corrections themselves: tests/disputes/.)"""
     ws, frames = await tablet(table)
-    for kind in ("correct_card", "resolve_dispute"):
+    for kind in ("correct_card", "resolve_dispute", "discard_card"):
         wrong = await ask(
             ws,
             frames,
@@ -464,13 +465,35 @@ async def test_disputes_are_not_there_yet(table):
             },
         )
         assert wrong["error"]["code"] == "supervisor_required"
-        later = await ask(
-            ws, frames, {"type": kind, "client_id": f"{kind}2", "supervisor": SUPERVISOR}
-        )
-        assert later["error"] == {
-            "code": "not_available",
-            "message": "comes with disputes (issue 7)",
-        }
+    nothing = await ask(
+        ws,
+        frames,
+        {
+            "type": "resolve_dispute",
+            "client_id": "r2",
+            "resolution": "continue",
+            "supervisor": SUPERVISOR,
+        },
+    )
+    assert nothing["error"] == {"code": "no_dispute", "message": "no dispute is open at this table"}
+    no_cards = await ask(
+        ws,
+        frames,
+        {
+            "type": "correct_card",
+            "client_id": "c2",
+            "position": 1,
+            "card": "2C",
+            "supervisor": SUPERVISOR,
+        },
+    )
+    assert no_cards["error"]["code"] == "no_round"
+    no_deal = await ask(
+        ws,
+        frames,
+        {"type": "discard_card", "client_id": "d2", "reason": "dropped", "supervisor": SUPERVISOR},
+    )
+    assert no_deal["error"]["code"] == "no_round"
     await ws.disconnect()
 
 

@@ -11,7 +11,8 @@
   const IN_PLAY = ["deal", "bonus", "insurance", "play", "dealer"];
   const DONE = { open_table: "Table open", close_table: "Table closed: no new round after this one",
     close_bets: "Bets closed", deal: "Card dealt", burn: "Card burned", manual_card: "Card entered",
-    new_shoe: "New shoe started", void_round: "Round voided" };
+    new_shoe: "New shoe started", void_round: "Round voided", correct_card: "Card corrected",
+    discard_card: "Card discarded", resolve_dispute: "Dispute resolved" };
 
   let socket = null;
   let state = null;
@@ -91,8 +92,15 @@
       showReaderError(frame);
       refreshSoon();
     } else if (frame.type === "event" || frame.type === "changed") {
-      if (frame.type === "event" && frame.event && frame.event.type === "void") {
-        status("Round " + frame.round + " void: " + frame.event.reason);
+      const event = frame.type === "event" ? frame.event || {} : {};
+      if (event.type === "void") {
+        status("Round " + frame.round + " void: " + event.reason);
+      } else if (event.type === "halted") {
+        status("Round " + event.round + " halted: a station disputes it. Call a supervisor.");
+      } else if (event.type === "resumed") {
+        status("Round " + event.round + " goes on (" + event.resolution + ")");
+      } else if (event.type === "corrected") {
+        status("Round " + event.round + ": card " + event.positions.join(", ") + " corrected");
       }
       refreshSoon();
     }
@@ -144,21 +152,81 @@
 
   const dialog = $("supervisor-dialog");
   const ACTIONS = { void_round: "Void round", correct_card: "Correct card",
-    resolve_dispute: "Resolve dispute" };
+    discard_card: "Discard card", resolve_dispute: "Resolve dispute" };
   let action = null;
+  let target = null; // the round the action is about (its cards fill "Card to correct")
+
+  // The round whose cards a correction names: the one being dealt, else the last one.
+  function correctable() {
+    const s = state;
+    if (!s) return null;
+    if (s.round && s.round.cards.length) return s.round;
+    return s.previous && s.previous.cards.length ? s.previous : null;
+  }
+
+  // The round with the open dispute (the table's first one).
+  function disputed() {
+    const s = state;
+    const open = s && s.disputes && s.disputes.length ? s.disputes[0] : null;
+    if (!open) return null;
+    if (s.round && s.round.id === open.round) return s.round;
+    if (s.previous && s.previous.id === open.round) return s.previous;
+    return { id: open.round, cards: [] };
+  }
+
+  function fillPositions(round) {
+    const select = $("correct-position");
+    select.replaceChildren();
+    (round ? round.cards : []).forEach((c) => {
+      const option = document.createElement("option");
+      option.value = String(c.n);
+      option.textContent = c.n + ". " + (c.card ? cardText(c.card) : "face down") + " → " + c.label;
+      select.append(option);
+    });
+  }
+
+  function showFields() {
+    const resolution = document.querySelector("input[name=resolution]:checked").value;
+    const dispute = action === "resolve_dispute";
+    $("resolution-field").hidden = !dispute;
+    $("card-field").hidden = !(action === "correct_card" || (dispute && resolution === "correct"));
+    $("discard-field").hidden = action !== "discard_card";
+    const needsReason = action === "void_round" || action === "discard_card"
+      || (dispute && resolution === "void");
+    $("reason-field").hidden = !(needsReason || action === "correct_card" || dispute);
+    $("supervisor-reason").required = needsReason;
+    $("correct-card").disabled = $("correct-out").checked;
+  }
+
+  document.querySelectorAll("input[name=resolution]").forEach((radio) => {
+    radio.addEventListener("change", showFields);
+  });
+  $("correct-out").addEventListener("change", showFields);
 
   document.querySelectorAll("[data-supervisor]").forEach((button) => {
     button.addEventListener("click", () => {
       action = button.dataset.supervisor;
       $("supervisor-title").textContent = "Supervisor approval: " + ACTIONS[action];
       const round = state && state.round;
-      $("supervisor-what").textContent = action === "void_round" && round
-        ? "Void round " + round.id + ": every stake goes back to the stations."
-        : ACTIONS[action] + " needs a supervisor's login.";
-      $("reason-field").hidden = action !== "void_round";
-      $("supervisor-reason").required = action === "void_round";
+      target = action === "resolve_dispute" ? disputed()
+        : action === "correct_card" ? correctable() : round;
+      let what = ACTIONS[action] + " needs a supervisor's login.";
+      if (action === "void_round" && round) {
+        what = "Void round " + round.id + ": every stake goes back to the stations.";
+      } else if (action === "correct_card" && target) {
+        what = "Correct a card of round " + target.id + ": the round is replayed with it.";
+      } else if (action === "resolve_dispute" && target) {
+        const open = state.disputes[0];
+        what = "Station " + open.station + " disputes round " + open.round + ".";
+      } else if (action === "discard_card") {
+        what = "A card that left the shoe without being read and is not used.";
+      }
+      $("supervisor-what").textContent = what;
+      fillPositions(target);
+      $("correct-out").checked = false;
       $("supervisor-error").hidden = true;
       $("supervisor-password").value = "";
+      showFields();
       dialog.showModal();
       $("supervisor-username").focus();
     });
@@ -173,9 +241,24 @@
     e.preventDefault();
     const fields = { supervisor: { username: $("supervisor-username").value,
       password: $("supervisor-password").value } };
+    const reason = $("supervisor-reason").value;
     if (action === "void_round") {
-      fields.reason = $("supervisor-reason").value;
+      fields.reason = reason;
       if (state && state.round) fields.round = state.round.id;
+    } else if (action === "discard_card") {
+      fields.reason = reason;
+      if ($("discard-card").value) fields.card = $("discard-card").value;
+    } else {
+      if (reason) fields.reason = reason;
+      if (target) fields.round = target.id;
+      if (action === "resolve_dispute") {
+        fields.resolution = document.querySelector("input[name=resolution]:checked").value;
+      }
+      if (action === "correct_card" || fields.resolution === "correct") {
+        fields.position = Number($("correct-position").value);
+        if ($("correct-out").checked) fields.burn = true;
+        else fields.card = $("correct-card").value;
+      }
     }
     $("supervisor-password").value = "";
     const reply = await send(action, fields);
@@ -219,6 +302,11 @@
     state = next;
     if (next.now) clockOffset = Date.parse(next.now) - Date.now();
     render();
+  }
+
+  function cardText(text) {
+    const suit = SUITS[text[1]] || ["?", text[1]];
+    return (text[0] === "T" ? "10" : text[0]) + suit[0];
   }
 
   function cardSpan(text) {
@@ -334,6 +422,7 @@
     cards.forEach((c) => {
       const li = document.createElement("li");
       li.append(cardSpan(c.card), " → " + c.label);
+      if (c.corrected_from) li.append(" (corrected; read as " + cardText(c.corrected_from) + ")");
       list.append(li);
     });
     $("no-cards").hidden = cards.length > 0;
@@ -352,10 +441,30 @@
     setEnabled("burn", live && phase === "deal" && onlyBurns);
     setEnabled("new-shoe", live && !IN_PLAY.includes(phase));
     setEnabled("manual-submit", live);
+    const open = s && s.disputes ? s.disputes : [];
     document.querySelectorAll("[data-supervisor]").forEach((button) => {
-      const voidable = round && !["settled", "void"].includes(phase);
-      button.disabled = !live || (button.dataset.supervisor === "void_round" && !voidable);
+      const openWindow = round && round.dispute_until
+        && Date.parse(round.dispute_until) > Date.now() + clockOffset;
+      const voidable = round && (!["settled", "void"].includes(phase)
+        || (phase === "settled" && (round.halted || openWindow)));
+      const allowed = {
+        void_round: voidable,
+        correct_card: !!correctable(),
+        discard_card: IN_PLAY.includes(phase),
+        resolve_dispute: open.length > 0,
+      }[button.dataset.supervisor];
+      button.disabled = !live || !allowed;
     });
+
+    // An open dispute: who, when, which round.
+    const alert = $("dispute-alert");
+    if (open.length) {
+      $("dispute-text").textContent = open.map((d) => "station " + d.station + " disputes round "
+        + d.round + " (" + new Date(d.at).toLocaleTimeString() + "): call a supervisor.").join(" ");
+      alert.hidden = false;
+    } else {
+      alert.hidden = true;
+    }
     tick();
   }
 

@@ -358,10 +358,33 @@
     return seq > (last ? last[0] : tracker.seq) + 1 ? "gap" : "next";
   }
 
+  // Disputes: the round halts, goes on, or a supervisor corrected its cards (of the round on
+  // screen or of the last one): say so and draw a fresh state.
+  var DISPUTE_NEWS = { halted: true, resumed: true, corrected: true };
+
+  function onDisputeNews(event) {
+    if (event.type === "halted") {
+      showAlert("Round " + event.round + " is halted: a dispute waits for the supervisor.", "halted");
+    } else if (event.type === "resumed") {
+      showAlert("Round " + event.round + " goes on.", "back", 4000);
+    } else {
+      showAlert("The supervisor corrected cards of round " + event.round + ".", "back", 8000);
+    }
+    requestState();
+  }
+
   function onEvent(frame) {
     var parts = String(frame.id).split(".").map(Number);
     var round = parts[0];
     var event = frame.event || {};
+    if (event.type === "state" && event.state) {
+      applyState(event.state); // this station's new state, after a correction
+      return;
+    }
+    if (DISPUTE_NEWS[event.type]) {
+      onDisputeNews(event);
+      return;
+    }
     if (state && state.round && round === state.round.id) {
       var where = track(current, parts[1], parts[2]);
       if (where === "old") return;
@@ -516,6 +539,8 @@
         return "Cashed out.";
       case "decide":
         return "";
+      case "dispute":
+        return "Dispute sent: the round is halted until a supervisor resolves it.";
       default:
         return "";
     }
@@ -843,13 +868,31 @@
       button.disabled = !joined;
     });
 
-    var p = joined ? prompt() : null;
+    var halted = Boolean(state && state.round && state.round.halted);
+    var p = joined && !halted ? prompt() : null;
     var allowed = p ? p.allowed : [];
     root.querySelectorAll("[data-action]").forEach(function (button) {
       button.disabled = allowed.indexOf(button.dataset.action) < 0;
     });
     $("picks").hidden = !(p && p.kind === "bonus_pick");
-    $("prompt-text").textContent = promptText(p);
+    $("prompt-text").textContent = halted ? "Halted: wait for the supervisor" : promptText(p);
+    renderDispute(halted);
+  }
+
+  function renderDispute(halted) {
+    var note = $("halted");
+    var text = halted ? "Round " + state.round.id + " is halted: a dispute waits for the supervisor." : "";
+    note.hidden = !halted;
+    if (note.textContent !== text) note.textContent = text;
+    var d = joined && state ? state.dispute : null;
+    $("dispute-button").disabled = !d || d.halted;
+    var about = "Nothing to dispute now";
+    if (d && d.halted) about = "Round " + d.round + " is under review.";
+    else if (d && d.until) {
+      about = "Round " + d.round + " can be disputed until " +
+        new Date(Date.parse(d.until) - clockOffset).toLocaleTimeString() + ".";
+    } else if (d) about = "Round " + d.round + " can be disputed.";
+    $("dispute-text").textContent = about;
   }
 
   function promptText(p) {
@@ -936,6 +979,10 @@
   function tick() {
     var timer = $("timer");
     var value = $("timer-value");
+    var dispute = state ? state.dispute : null;
+    if (dispute && dispute.until && Date.parse(dispute.until) <= Date.now() + clockOffset) {
+      $("dispute-button").disabled = true; // the window has closed: the result is final
+    }
     var deadline = state && state.round ? state.round.deadline : null;
     if (!deadline || !joined) {
       timer.dataset.active = "false";
@@ -1016,6 +1063,9 @@
     button.addEventListener("click", function () {
       onDecision(button.dataset.action);
     });
+  });
+  $("dispute-button").addEventListener("click", function () {
+    if (state && state.dispute) send("dispute", { round: state.dispute.round });
   });
   window.addEventListener("hashchange", function () {
     if (/credential=/.test(window.location.hash)) {

@@ -1,0 +1,394 @@
+"""Correcting cards already logged: a misread card, cards read in the wrong order, a card
+dealt by mistake (docs/croupier.md, "Misreads and misdeals").
+
+A supervisor names each card by its position among the round's scanned cards (1 = the
+first card or burn of the round) or by its RoundEvent seq, and gives the right card, or
+takes the card out of play (``"burn": true``: an exposed card; the round then waits for the
+next card in its place). The round is replayed from its event log with the correction: a
+new engine from ``bets_closed``, every later input re-applied. If an input no longer applies
+(a decision now not allowed, a card now not wanted, more copies of a card than the shoe
+holds) the correction is refused with a message naming that input, and nothing changes. A
+settled round must still be settled after its correction (otherwise: void it), and it can
+be corrected only while its dispute window is open or a dispute made in time is open.
+
+The correction is a RoundEvent (kind ``correction``, payload ``{changes: [{seq, position,
+was, card}], by, requested_by, reason, dispute}``; ``card`` null: taken out of play) that
+the engine replay skips; ``rounds.services.engine_events`` applies it to the card events it
+names, so ``rebuild`` and every later input see the corrected round.
+
+The ledger is brought to the corrected round, item by item (the keys ``_after`` writes,
+``round:<id>:<station>:<item>``): an item the corrected round has and the ledger lacks is
+written; an entry the corrected round no longer has, or has with another amount, is
+reversed by ``<its key>:corrected`` (same kind, opposite amount) and the new amount written
+as ``<the item's key>:c<seq of the correction>``. A settled round's Hand and Bet results
+are written again. Every station hears ``{"type": "corrected", "round", "positions"}`` and
+each station with a bet in the round gets its new state (``{"type": "state", "state"}``).
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from django.core.cache import cache
+from django.db import transaction
+from django.utils import timezone
+
+from payouts import ledger
+from payouts.models import LedgerEntry
+from payouts.specials import bonus
+from rounds import disputes, services
+from rounds.engine import EngineError, Notice, parse_card
+from rounds.engine import Round as Engine
+from rounds.engine.codec import dump_event
+from rounds.engine.round import BonusAssigned
+from rounds.models import Hand, Round, RoundEvent
+from tablehub import broadcast
+from tablehub.models import Shoe, Table
+
+log = logging.getLogger("tablehub.rounds")
+
+MAX_CHANGES = 8
+MAX_REASON = 200
+CARD_KINDS = ("card", "burn")
+
+
+def correct_cards(
+    round_id: int,
+    changes: list[dict[str, Any]],
+    by: str,
+    requested_by: str = "",
+    reason: str = "",
+    resolve: bool = False,
+) -> Round:
+    """Correct cards of a round (see the module docstring). ``changes``: a list of
+    ``{"position": n} | {"seq": s}`` with ``"card": "7H"`` or ``"burn": true``. ``by`` is the
+    approving supervisor (already checked); with ``resolve`` the correction also resolves the
+    round's open dispute and the round goes on. Raises EngineError (``bad_message``,
+    ``unreadable_card``, ``no_card_yet``, ``no_such_card``, ``invalid``, ``round_over``,
+    ``dispute_window_closed``, ``no_dispute``, ``impossible_card``, ``correction_refused``)
+    having changed nothing."""
+    wanted = _parse(changes)
+    if not isinstance(reason, str) or len(reason) > MAX_REASON:
+        raise EngineError(
+            f"the reason is text of at most {MAX_REASON} characters", code="bad_message"
+        )
+    reason = reason.strip()
+    try:
+        with transaction.atomic():
+            shoe = _cut_card_shoe(Round.objects.select_related("table").get(pk=round_id))
+            round = Round.objects.select_for_update().select_related("table").get(pk=round_id)
+            dispute = disputes.open_dispute(round)
+            if resolve and dispute is None:
+                raise EngineError(f"round {round.pk} has no open dispute", code="no_dispute")
+            was_settled = _check_correctable(round)
+            rows = list(round.events.order_by("seq"))
+            made = _resolve_changes(rows, wanted)
+            fixes = services.corrections_of(rows) | {c["seq"]: c["card"] for c in made}
+            engine = _replay(round, rows, fixes)
+            if shoe is not None:
+                _count_in_the_shoe(shoe, made)
+            if was_settled and not engine.settled:
+                raise EngineError(
+                    f"the corrected round {round.pk} would not be over "
+                    f"({engine.croupier_prompt()}): void it instead; nothing was changed",
+                    code="correction_refused",
+                )
+            record = services.append_record(
+                round,
+                services.CORRECTION_KIND,
+                {
+                    "changes": made,
+                    "by": by,
+                    "requested_by": requested_by,
+                    "reason": reason,
+                    "dispute": dispute.seq if dispute is not None else None,
+                },
+            )
+            moved = _bring_the_ledger(round, engine, record.seq)
+            live = services._live(round, engine, generation=record.seq)
+            _write(round, live, was_settled)
+            news = []
+            for station, box, multipliers in engine.awaiting_bonus:
+                # a correction that makes an In For 6 hard six: multipliers, as record() does
+                event = BonusAssigned(
+                    station, box, bonus.assign_multipliers(station, box, multipliers)
+                )
+                news += engine.apply(event)
+                services._append(round, *dump_event(event))
+                services._after(round, live)
+            resumed = None
+            if resolve:
+                resumed = disputes.resume(
+                    round, dispute, "correct", by, requested_by, {"correction": record.seq}, False
+                )
+            elif dispute is not None:  # still halted: the supervisor may correct more
+                round.step_key = f"{services.HALTED}{dispute.seq}"
+                round.deadline = None
+                round.save(update_fields=["step_key", "deadline"])
+            else:  # a step after a correction has a fresh step time
+                services._time_the_step(round, engine, live.generation)
+                if engine.awaiting_card is not None and round.table.mode == Table.Mode.VIDEO:
+                    services._deal_by_itself(round)
+                round.save(update_fields=["step_key", "deadline"])
+            _tell_the_table(round, live, made, was_settled, [resumed] if resumed else [], news)
+    except Exception:
+        services._ENGINES.pop(round_id, None)
+        raise
+    log.warning(
+        "table %s round %s: cards corrected by %s (asked by %s): %s; %d ledger movements%s",
+        round.table_id,
+        round.pk,
+        by,
+        requested_by or "-",
+        ", ".join(f"#{c['position']} {c['was']} -> {c['card'] or 'out of play'}" for c in made),
+        len(moved),
+        f"; dispute {dispute.seq} resolved" if resolve else "",
+    )
+    return round
+
+
+# -- checks ------------------------------------------------------------------------------------
+
+
+def _parse(changes: Any) -> list[dict[str, Any]]:
+    if not isinstance(changes, list) or not 1 <= len(changes) <= MAX_CHANGES:
+        raise EngineError(f"a correction names 1 to {MAX_CHANGES} cards", code="bad_message")
+    parsed = []
+    for change in changes:
+        if not isinstance(change, dict):
+            raise EngineError("each card to correct is an object", code="bad_message")
+        where = {k: change.get(k) for k in ("position", "seq") if change.get(k) is not None}
+        if len(where) != 1:
+            raise EngineError(
+                "name the card by its position or by its seq (one of them)", code="missing_field"
+            )
+        ((name, value),) = where.items()
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise EngineError(f"{name} must be a whole number from 1", code="bad_message")
+        out = change.get("burn", False)
+        if not isinstance(out, bool):
+            raise EngineError("burn must be true or false", code="bad_message")
+        card = change.get("card")
+        if out:
+            if card is not None:
+                raise EngineError(
+                    "give either the right card or burn: true, not both", code="bad_message"
+                )
+        elif card is None:
+            raise EngineError(
+                "a correction needs the right card (or burn: true)", code="missing_field"
+            )
+        else:
+            try:
+                card = str(parse_card(card))
+            except EngineError as exc:
+                raise EngineError(exc.reason, code="unreadable_card") from None
+        parsed.append({name: value, "card": None if out else card})
+    return parsed
+
+
+def _check_correctable(round: Round) -> bool:
+    """Whether the round is settled; refuses a round that cannot be corrected."""
+    if round.phase == Round.Phase.VOID:
+        raise EngineError(f"round {round.pk} is void", code="round_over")
+    if round.phase == Round.Phase.BETTING:
+        raise EngineError(f"round {round.pk} has no card yet", code="no_card_yet")
+    if round.phase != Round.Phase.SETTLED:
+        return False
+    if disputes.may_change_settled(round):
+        return True
+    if disputes.disputes_allowed(round.table):
+        raise EngineError(
+            f"round {round.pk} is final: its dispute window has closed",
+            code="dispute_window_closed",
+        )
+    raise EngineError(f"round {round.pk} is settled and final", code="round_over")
+
+
+def _resolve_changes(rows: list[RoundEvent], wanted: list[dict[str, Any]]) -> list[dict]:
+    """Each wanted change as ``{seq, position, was, card}`` against the round's scans."""
+    scans = [r for r in rows if r.kind in CARD_KINDS]
+    fixes = services.corrections_of(rows)
+    made: list[dict[str, Any]] = []
+    for change in wanted:
+        if "position" in change:
+            n = change["position"]
+            if n > len(scans):
+                raise EngineError(
+                    f"the round has {len(scans)} card(s): there is no card {n}",
+                    code="no_such_card",
+                )
+            row = scans[n - 1]
+        else:
+            row = next((r for r in scans if r.seq == change["seq"]), None)
+            if row is None:
+                raise EngineError(
+                    f"event {change['seq']} of the round is not a card", code="no_such_card"
+                )
+        position = scans.index(row) + 1
+        if any(m["seq"] == row.seq for m in made):
+            raise EngineError(f"card {position} is named twice", code="bad_message")
+        was = fixes[row.seq] if row.seq in fixes else row.payload["card"]
+        card = change["card"]
+        if card is None and (row.kind == "burn" or was is None):
+            raise EngineError(f"card {position} is out of play already", code="invalid")
+        if card is not None and card == was:
+            raise EngineError(f"card {position} is {card} already", code="invalid")
+        made.append({"seq": row.seq, "position": position, "was": was, "card": card})
+    return made
+
+
+def _cut_card_shoe(round: Round) -> Shoe | None:
+    """The locked shoe whose card counts a correction changes: at a table with a cut card,
+    the open shoe, if the round was dealt from it (croupier.services.scan keeps the counts;
+    no new shoe starts while a round is dealt, so a settled round's shoe is the open one if
+    that started before the settlement)."""
+    if round.table.shuffler != Table.Shuffler.CUT_CARD:
+        return None
+    shoes = Shoe.objects.select_for_update().filter(table=round.table, closed_at__isnull=True)
+    if round.settled_at is not None:
+        shoes = shoes.filter(started_at__lte=round.settled_at)
+    return shoes.order_by("-pk").first()  # card inputs lock the shoe first, then the round
+
+
+def _count_in_the_shoe(shoe: Shoe, made: list[dict[str, Any]]) -> None:
+    drawn = dict(shoe.drawn)
+    for change in made:
+        if change["was"] is not None:
+            drawn[change["was"]] = max(drawn.get(change["was"], 0) - 1, 0)
+    for change in made:
+        card = change["card"]
+        if card is not None:
+            if drawn.get(card, 0) >= shoe.decks:
+                raise EngineError(
+                    f"{card} cannot be card {change['position']}: all {shoe.decks} copies of it "
+                    f"have left this {shoe.decks}-deck shoe since it was shuffled",
+                    code="impossible_card",
+                )
+            drawn[card] = drawn.get(card, 0) + 1
+    shoe.drawn = drawn
+    shoe.save(update_fields=["drawn"])
+
+
+def _what(row: RoundEvent, fixes: dict[int, str | None], rows: list[RoundEvent]) -> str:
+    payload = row.payload
+    if row.kind in CARD_KINDS:
+        position = [r.seq for r in rows if r.kind in CARD_KINDS].index(row.seq) + 1
+        card = fixes[row.seq] if row.seq in fixes else payload["card"]
+        return f"{'the burn' if row.kind == 'burn' else 'card'} {position}, {card}"
+    if row.kind == "decision":
+        return f"station {payload['station']}'s {payload['action']}"
+    if row.kind == "timeout":
+        return "the timeout" + (
+            f" of station {payload['station']}" if payload.get("station") else ""
+        )
+    if row.kind == "bonus_assigned":
+        return f"the In For 6 multipliers of station {payload['station']}, box {payload['box']}"
+    return row.kind
+
+
+def _replay(round: Round, rows: list[RoundEvent], fixes: dict[int, str | None]) -> Engine:
+    engine = services._new_engine(round, rows[0].payload)
+    for row, event in services.engine_events(rows, fixes):
+        try:
+            engine.apply(event)
+        except EngineError as exc:
+            code = "impossible_card" if exc.code == "impossible_card" else "correction_refused"
+            raise EngineError(
+                f"with this correction, event {row.seq} ({_what(row, fixes, rows)}) no longer "
+                f"applies: {exc.line()}; nothing was changed",
+                code=code,
+            ) from None
+    return engine
+
+
+# -- writing -----------------------------------------------------------------------------------
+
+
+def _bring_the_ledger(round: Round, engine: Engine, seq: int) -> list[tuple]:
+    """Make the round's ledger entries the corrected round's money items (module docstring)."""
+    entries = list(
+        LedgerEntry.objects.filter(
+            round=round,
+            station__isnull=False,
+            kind__in=[LedgerEntry.Kind.STAKE, LedgerEntry.Kind.RETURN],
+        ).select_related("station")
+    )
+    keys = {e.key for e in entries}
+    now = {
+        services.ledger_item(e.key): e
+        for e in entries
+        if not e.key.endswith(services.CORRECTED) and e.key + services.CORRECTED not in keys
+    }
+    stations = {s.name: s for s in round.table.stations.filter(name__in=list(engine.seats))}
+    wanted = {
+        f"round:{round.pk}:{name}:{item}": (name, amount)
+        for name in engine.seats
+        for item, amount in engine.money_items(name).items()
+    }
+    movements = []
+    for item in sorted(set(now) | set(wanted)):
+        entry = now.get(item)
+        name, amount = wanted.get(item, (None, None))
+        if entry is not None and amount is not None and entry.amount == amount:
+            continue
+        if entry is not None:  # no longer in the round, or another amount: taken back
+            movements.append(
+                (entry.station, entry.kind, -entry.amount, entry.key + services.CORRECTED)
+            )
+        if amount is not None:
+            key = item if item not in keys else f"{item}:c{seq}"
+            kind = LedgerEntry.Kind.STAKE if amount < 0 else LedgerEntry.Kind.RETURN
+            movements.append((stations[name], kind, amount, key))
+    ledger.post_many(round, movements)
+    return movements
+
+
+def _write(round: Round, live: services.Live, was_settled: bool) -> None:
+    """The phase and, for a settled round, its results; saves the round."""
+    engine = live.engine
+    round.phase = engine.phase.value
+    if engine.settled:
+        if was_settled:  # the results are written again; the window keeps its start
+            Hand.objects.filter(round=round).delete()
+            from stations.selectors import _outcome_key
+
+            key = _outcome_key(round)
+            if key:
+                cache.delete(key)  # the dealer's hand in the histories
+        else:
+            round.settled_at = timezone.now()
+            if round.table.is_open:
+                table = round.table
+                transaction.on_commit(lambda: services.open_round(table))
+        services._write_results(round, engine, live.stations)
+    round.save(update_fields=["last_seq", "phase", "settled_at"])
+    live.seq = round.last_seq
+    services._ENGINES[round.pk] = live
+
+
+def _tell_the_table(
+    round: Round,
+    live: services.Live,
+    made: list[dict[str, Any]],
+    was_settled: bool,
+    resumed: list[Notice],
+    news: list[Notice],
+) -> None:
+    """Every station redraws (and hears that the round goes on, after a dispute); each
+    station in the round gets its new state at once."""
+    from stations.commands import station_state
+
+    notices = [
+        Notice(
+            "public",
+            {"type": "corrected", "round": round.pk, "positions": [c["position"] for c in made]},
+        )
+    ]
+    notices += resumed + news
+    for name, station in sorted(live.stations.items()):
+        notices.append(
+            Notice(name, {"type": "state", "state": station_state(station, was_settled)})
+        )
+    broadcast.publish_on_commit(round.table_id, round.pk, round.last_seq, notices)

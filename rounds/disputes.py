@@ -1,0 +1,331 @@
+"""Disputes (seed 001, section 3.7): a player who believes there was an error disputes the
+round, and the round halts until a supervisor resolves the dispute.
+
+Where the table's jurisdiction allows disputes (``Jurisdiction.disputes_allowed``; never at a
+video table: "dispute is only possible on live tables with the Croupier Interface"), a
+station with a bet in a round may dispute it after its first card until it is settled, and
+then for the jurisdiction's ``dispute_window_seconds`` after the settlement (0: not after the
+round). After the window the result is final (``dispute_window_closed``).
+
+A dispute is a RoundEvent (kind ``dispute``, payload ``{station, phase, step_key,
+deadline}``: the step it stopped) and halts the round: its step key becomes
+``halted:<seq of the dispute>`` and its deadline is cleared, so every input (card, decision,
+timer expiry) is refused with ``round_halted`` and changes nothing, and a timer already on
+its way finds nothing to expire. Every station hears ``{"type": "halted", "reason":
+"dispute", "round"}``. A supervisor resolves it (RoundEvent ``dispute_resolved``, payload
+``{dispute, resolution, by, requested_by, ...}``) by continuing the round as it was, by
+correcting cards (rounds/corrections.py) or by voiding it (rounds/voids.py); the step then
+goes on with a fresh step time and every station hears ``{"type": "resumed", "round",
+"resolution", "deadline"}`` (after a void: the ``void`` event instead).
+
+A dispute of a settled round halts nothing else: the table plays on, and the disputed
+round's result is not final until the supervisor resolves the dispute, even when its
+window closes meanwhile (the dispute was made in time).
+"""
+
+from __future__ import annotations
+
+import logging
+from datetime import datetime, timedelta
+from typing import Any
+
+from django.db import transaction
+from django.db.models import Q
+from django.utils import timezone
+
+from rounds import services
+from rounds.engine import EngineError, Notice
+from rounds.models import Round, RoundEvent
+from stations.models import Station
+from tablehub import broadcast
+from tablehub.models import Table
+
+log = logging.getLogger("tablehub.rounds")
+
+IN_PLAY = (
+    Round.Phase.DEAL,
+    Round.Phase.BONUS,
+    Round.Phase.INSURANCE,
+    Round.Phase.PLAY,
+    Round.Phase.DEALER,
+)
+RESOLUTIONS = ("continue", "correct", "void")
+RECENT = 10  # the table's rounds in which the tablet looks for open disputes
+
+
+# -- reading -----------------------------------------------------------------------------------
+
+
+def disputes_allowed(table: Table) -> bool:
+    return table.jurisdiction.disputes_allowed and table.mode != Table.Mode.VIDEO
+
+
+def window_end(round: Round) -> datetime | None:
+    """When a settled round's result becomes final; None for a round not settled, or where
+    disputes are not allowed."""
+    if round.phase != Round.Phase.SETTLED or round.settled_at is None:
+        return None
+    if not disputes_allowed(round.table):
+        return None
+    return round.settled_at + timedelta(seconds=round.table.jurisdiction.dispute_window_seconds)
+
+
+def window_open(round: Round, now: datetime | None = None) -> bool:
+    end = window_end(round)
+    return end is not None and (now or timezone.now()) < end
+
+
+def may_change_settled(round: Round) -> bool:
+    """A settled round's payouts may still change: its window is open, or a dispute made in
+    time waits for the supervisor."""
+    return window_open(round) or services.is_halted(round)
+
+
+def open_dispute(round: Round) -> RoundEvent | None:
+    """The dispute that halts the round, if any."""
+    if not services.is_halted(round):
+        return None
+    seq = int(round.step_key.removeprefix(services.HALTED))
+    return round.events.filter(seq=seq, kind=services.DISPUTE_KIND).first()
+
+
+def describe(row: RoundEvent) -> dict[str, Any]:
+    """A dispute as the tablet shows it: who, when, which round, and how it was resolved."""
+    return {
+        "round": row.round_id,
+        "seq": row.seq,
+        "station": row.payload.get("station"),
+        "at": row.created_at.isoformat(),
+        "phase": row.payload.get("phase"),
+    }
+
+
+def table_disputes(table: Table) -> list[dict[str, Any]]:
+    """The open disputes of the table's recent rounds, oldest first."""
+    rounds = [
+        r
+        for r in table.rounds.order_by("-pk").only("pk", "step_key")[:RECENT]
+        if services.is_halted(r)
+    ]
+    rows = [open_dispute(r) for r in reversed(rounds)]
+    return [describe(row) for row in rows if row is not None]
+
+
+def default_round(station: Station) -> Round | None:
+    """The round a station's dispute is about when it names none: the round being dealt
+    if the station has a bet in it, else the last settled round it had a bet in."""
+    table = station.table
+    current = table.rounds.exclude(phase__in=[Round.Phase.SETTLED, Round.Phase.VOID])
+    current = current.order_by("-pk").first()
+    if (
+        current is not None
+        and current.phase != Round.Phase.BETTING
+        and current.bets.filter(station=station).exists()
+    ):
+        return current
+    return (
+        Round.objects.filter(table=table, phase=Round.Phase.SETTLED, bets__station=station)
+        .order_by("-pk")
+        .first()
+    )
+
+
+def station_dispute(station: Station, shown: Round | None, has_bets: bool, cards: int) -> Any:
+    """What a station's Dispute button shows (``dispute`` in its state), or None when the
+    station may not dispute now. ``shown`` is the round in its state, ``has_bets`` whether it
+    has a bet in it and ``cards`` how many cards that round has drawn. The round is the one
+    ``default_round`` names."""
+    table = station.table
+    if not disputes_allowed(table):
+        return None
+    if shown is not None and shown.phase in IN_PLAY and has_bets:
+        if not cards:
+            return None  # from the first card on
+        target = shown
+    elif table.jurisdiction.dispute_window_seconds:
+        since = timezone.now() - timedelta(seconds=table.jurisdiction.dispute_window_seconds)
+        target = (
+            Round.objects.filter(table=table, phase=Round.Phase.SETTLED, bets__station=station)
+            .filter(Q(settled_at__gt=since) | Q(step_key__startswith=services.HALTED))
+            .order_by("-pk")
+            .first()
+        )
+        if target is None:
+            return None
+        target.table = table
+    else:
+        return None
+    until = window_end(target)
+    return {
+        "round": target.pk,
+        "until": until.isoformat() if until else None,
+        "halted": services.is_halted(target),
+    }
+
+
+# -- disputing ---------------------------------------------------------------------------------
+
+
+def file_dispute(station: Station, round_id: int | None = None) -> Round:
+    """A station disputes a round (the default one unless named): the round halts. Raises
+    EngineError (``disputes_not_allowed``, ``no_round``, ``not_in_round``, ``no_card_yet``,
+    ``round_over``, ``dispute_window_closed``, ``already_halted``) having changed nothing."""
+    table = Table.objects.select_related("jurisdiction").get(pk=station.table_id)
+    if not disputes_allowed(table):
+        raise EngineError("disputes are not allowed at this table", code="disputes_not_allowed")
+    if round_id is None:
+        target = default_round(station)
+        if target is None:
+            raise EngineError("you have no round to dispute", code="no_round")
+        round_id = target.pk
+    try:
+        with transaction.atomic():
+            round = Round.objects.select_for_update().filter(pk=round_id, table=table).first()
+            if round is None:
+                raise EngineError(f"round {round_id} is not a round of this table", code="no_round")
+            round.table = table
+            _check_disputable(round, station)
+            halted = _halt(round, station)
+    except Exception:
+        services._ENGINES.pop(round_id, None)
+        raise
+    log.warning(
+        "table %s round %s disputed by station %s: halted (event %s)",
+        table.pk,
+        round.pk,
+        station.name,
+        halted.seq,
+    )
+    return round
+
+
+def _check_disputable(round: Round, station: Station) -> None:
+    if not round.bets.filter(station=station).exists():
+        raise EngineError(f"you have no bet in round {round.pk}", code="not_in_round")
+    if round.phase == Round.Phase.VOID:
+        raise EngineError(f"round {round.pk} is void", code="round_over")
+    if round.phase == Round.Phase.BETTING:
+        raise EngineError("no card has been dealt yet", code="no_card_yet")
+    if services.is_halted(round):
+        raise EngineError(f"round {round.pk} is already halted by a dispute", code="already_halted")
+    if round.phase == Round.Phase.SETTLED:
+        if not window_open(round):
+            raise EngineError(
+                f"round {round.pk} is final: its dispute window has closed",
+                code="dispute_window_closed",
+            )
+        return
+    if not services._current(round).engine.drawn:
+        raise EngineError("no card has been dealt yet", code="no_card_yet")
+
+
+def _halt(round: Round, station: Station) -> RoundEvent:
+    row = services.append_record(
+        round,
+        services.DISPUTE_KIND,
+        {
+            "station": station.name,
+            "phase": round.phase,
+            "step_key": round.step_key,
+            "deadline": round.deadline.isoformat() if round.deadline else None,
+        },
+    )
+    round.step_key = f"{services.HALTED}{row.seq}"
+    round.deadline = None  # the step's timer stops; the resume starts a fresh one
+    round.save(update_fields=["last_seq", "step_key", "deadline"])
+    notice = Notice("public", {"type": "halted", "reason": "dispute", "round": round.pk})
+    broadcast.publish_on_commit(round.table_id, round.pk, round.last_seq, [notice])
+    return row
+
+
+# -- resolving ---------------------------------------------------------------------------------
+
+
+def resolve_dispute(
+    round_id: int,
+    resolution: str,
+    by: str,
+    requested_by: str = "",
+    reason: str = "",
+    changes: list[dict[str, Any]] | None = None,
+) -> Round:
+    """A supervisor (``by``, already checked) resolves the dispute that halts the round:
+    ``continue`` (the round goes on as it was), ``correct`` (``changes``: see
+    rounds.corrections.correct_cards) or ``void`` (``reason``). Raises EngineError
+    (``no_dispute``, ``bad_message`` and those of the correction or void) having changed
+    nothing."""
+    if resolution not in RESOLUTIONS:
+        raise EngineError("resolution must be continue, correct or void", code="bad_message")
+    if resolution == "correct":
+        from rounds.corrections import correct_cards
+
+        return correct_cards(round_id, changes or [], by, requested_by, reason, resolve=True)
+    if resolution == "void":
+        from rounds.voids import void_round
+
+        with transaction.atomic():
+            round = Round.objects.select_for_update().get(pk=round_id)
+            if not services.is_halted(round):
+                raise EngineError(f"round {round.pk} has no open dispute", code="no_dispute")
+            return void_round(round_id, by, reason, requested_by=requested_by)
+    try:
+        with transaction.atomic():
+            round = Round.objects.select_for_update().select_related("table").get(pk=round_id)
+            row = open_dispute(round)
+            if row is None:
+                raise EngineError(f"round {round.pk} has no open dispute", code="no_dispute")
+            resume(round, row, "continue", by, requested_by, {"reason": reason} if reason else {})
+    except Exception:
+        services._ENGINES.pop(round_id, None)
+        raise
+    log.warning(
+        "table %s round %s: dispute %s resolved by %s (asked by %s): continue",
+        round.table_id,
+        round.pk,
+        row.seq,
+        by,
+        requested_by or "-",
+    )
+    return round
+
+
+def resume(
+    round: Round,
+    dispute: RoundEvent,
+    resolution: str,
+    by: str,
+    requested_by: str,
+    extra: dict[str, Any],
+    tell: bool = True,
+) -> Notice:
+    """Record the resolution of ``dispute`` and let the (locked) round go on: a round in play
+    gets a fresh step time; every station hears ``resumed`` (the caller tells them, after its
+    own news, without ``tell``). Saves the round."""
+    services.append_record(
+        round,
+        services.RESOLVED_KIND,
+        {
+            "dispute": dispute.seq,
+            "resolution": resolution,
+            "by": by,
+            "requested_by": requested_by,
+            **extra,
+        },
+    )
+    if round.phase in IN_PLAY:
+        services.restart_timer(round, services._current(round))
+    else:
+        round.step_key, round.deadline = "", None
+    round.save(update_fields=["last_seq", "step_key", "deadline"])
+    notice = Notice(
+        "public",
+        {
+            "type": "resumed",
+            "round": round.pk,
+            "resolution": resolution,
+            "deadline": round.deadline.isoformat() if round.deadline else None,
+        },
+    )
+    if tell:
+        broadcast.publish_on_commit(round.table_id, round.pk, round.last_seq, [notice])
+    return notice

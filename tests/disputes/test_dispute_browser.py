@@ -1,0 +1,120 @@
+"""A dispute in Chromium against the real server, on the demo table: a player presses Dispute
+on the station page, the round halts on both screens, and a supervisor corrects the misread
+card from the tablet's dialog; the station redraws with the right card and plays on."""
+
+from __future__ import annotations
+
+import re
+from decimal import Decimal
+
+import pytest
+
+from croupier.services import current_shoe
+from payouts import ledger
+from rounds.engine import ALL_CARDS
+from stations.commands import handle
+from stations.models import Station
+from tablehub.models import Jurisdiction
+from tests.browser.conftest import (  # noqa: F401 (the browser tests' fixtures)
+    TABLET,
+    _fresh_channel_layer_afterwards,
+    browser,
+    demo,
+    screenshot,
+    server,
+    station_page,
+)
+
+expect = pytest.importorskip("playwright.sync_api").expect
+
+
+def button(page, name):
+    return page.get_by_role("button", name=name, exact=True)
+
+
+def stack(table, cards):
+    shoe = current_shoe(table)
+    rest = [str(c) for c in ALL_CARDS for _ in range(shoe.decks)]
+    for card in cards:
+        rest.remove(card)
+    shoe.virtual_order = {"cards": list(cards) + rest, "start": shoe.reader_seq}
+    shoe.save(update_fields=["virtual_order"])
+
+
+def test_a_dispute_resolved_with_a_correction_on_the_tablet(server, demo, station_page):  # noqa: F811
+    Jurisdiction.objects.filter(pk=demo.table.jurisdiction_id).update(
+        disputes_allowed=True, dispute_window_seconds=60
+    )
+    tablet = station_page(TABLET)
+    tablet.goto(f"{server}/croupier/login/")
+    tablet.get_by_label("Username").fill("dealer")
+    tablet.get_by_label("Password").fill(demo.logins["dealer"])
+    button(tablet, "Log in").click()
+    tablet.get_by_role("link", name=demo.table.name).click()
+    expect(tablet.locator("#connection")).to_have_text("Connected")
+    expect(button(tablet, "Resolve dispute")).to_be_disabled()
+    button(tablet, "Open table").click()
+    expect(tablet.locator("#prompt")).to_have_text("close bets")
+
+    station = Station.objects.get(table=demo.table, name="s1")
+    for client_id, message in (
+        ("cash", {"type": "cash_in", "amount": "100"}),
+        ("bet", {"type": "place", "box": 1, "amount": "10"}),
+    ):
+        assert handle(station, {"client_id": client_id, **message})["ok"]
+    player = station_page()
+    credential = demo.station_credentials["s1"]
+    player.goto(f"{server}/tables/{demo.table.pk}/stations/s1/#credential={credential}")
+    expect(player.locator("#connection")).to_have_text("Connected")
+
+    # The reader reads box 1's second card as 7H; the player saw a 2 of hearts.
+    stack(demo.table, ["9S", "6C", "7H", "QH", "TD", "5S"])
+    expect(tablet.locator("#stations-info")).to_have_text("1 playing · 0 done", timeout=10_000)
+    button(tablet, "Close bets").click()
+    for _ in range(4):
+        button(tablet, "Deal card").click()
+    expect(tablet.locator("#prompt")).to_have_text("wait for the stations")
+    expect(player.locator("#prompt-text")).to_have_text("Box 1: your decision")
+
+    dispute = button(player, "Dispute the round")
+    expect(dispute).to_be_enabled()
+    dispute.click()
+    expect(player.locator("#halted")).to_contain_text("is halted: a dispute waits")
+    expect(button(player, "Stand")).to_be_disabled()
+    expect(dispute).to_be_disabled()
+    expect(tablet.get_by_role("alert").filter(has_text="Dispute")).to_contain_text(
+        "station s1 disputes round"
+    )
+    expect(tablet.locator("#prompt")).to_have_text("dispute: wait for a supervisor")
+    expect(button(tablet, "Deal card")).to_be_disabled()
+    screenshot(tablet, "croupier-dispute")
+
+    button(tablet, "Resolve dispute").click()
+    dialog = tablet.get_by_role("dialog", name="Supervisor approval: Resolve dispute")
+    expect(dialog).to_be_visible()
+    expect(dialog).to_contain_text("Station s1 disputes round")
+    dialog.get_by_label("Correct a card, then continue").check()
+    dialog.get_by_label("Card to correct").select_option(label="3. 7♥ → box 1")
+    dialog.get_by_label("Right card").select_option("2H")
+    dialog.get_by_label("Supervisor username").fill("supervisor")
+    dialog.get_by_label("Supervisor password").fill("wrong")
+    button(dialog, "Approve").click()
+    expect(dialog.get_by_role("alert")).to_contain_text("supervisor_required")
+    dialog.get_by_label("Supervisor password").fill(demo.logins["supervisor"])
+    button(dialog, "Approve").click()
+    expect(dialog).to_be_hidden()
+
+    cards = tablet.get_by_role("list", name=re.compile("Cards of round"))
+    expect(cards.get_by_role("listitem").nth(2)).to_have_text("2♥ → box 1 (corrected; read as 7♥)")
+    expect(tablet.locator("#dispute-alert")).to_be_hidden()
+    expect(player.locator("#halted")).to_be_hidden()
+    expect(player.get_by_role("img", name="two of hearts")).to_be_visible()
+    expect(player.get_by_role("img", name="seven of hearts")).to_have_count(0)
+    screenshot(player, "station-after-correction")
+
+    button(player, "Double").click()  # 9S 2H: 11, doubled; TD: 21
+    expect(tablet.locator("#prompt")).to_have_text("draw a card")
+    button(tablet, "Deal card").click()
+    button(tablet, "Deal card").click()  # the dealer: 6C QH 5S = 21, a push
+    expect(tablet.locator("#prompt")).to_have_text("close bets")
+    assert ledger.balance(station) == Decimal("100.00")
