@@ -60,28 +60,31 @@ def handle(station: Station, message: dict[str, Any]) -> dict[str, Any]:
                 "client_id must be a string of 1 to 64 characters", station.name, code="bad_message"
             ),
         )
-    try:
-        with transaction.atomic():
-            StationCommand.objects.create(station=station, client_id=client_id, reply=PENDING)
-    except IntegrityError:
-        stored = StationCommand.objects.get(station=station, client_id=client_id).reply
-        if stored == PENDING:
-            return _reply(
-                client_id,
-                EngineError(
-                    "this message is still being handled", station.name, code="in_progress"
-                ),
-            )
-        return stored | {"resent": True}
-    try:
-        _dispatch(station, message)
-        # A command's reply carries the live state; the table's set-up and the histories,
-        # which change only between rounds, come with ``join`` and ``state``.
-        full = message.get("type") == "state"
-        reply = _reply(client_id, None, station_state(station, full=full))
-    except EngineError as exc:
-        reply = _reply(client_id, exc.at(station.name))
-    StationCommand.objects.filter(station=station, client_id=client_id).update(reply=reply)
+    # One transaction for the command, its effects and its stored reply: a process that dies
+    # half-way leaves nothing, and the station's resend (same client_id) runs it afresh.
+    with transaction.atomic():
+        try:
+            with transaction.atomic():
+                StationCommand.objects.create(station=station, client_id=client_id, reply=PENDING)
+        except IntegrityError:
+            stored = StationCommand.objects.get(station=station, client_id=client_id).reply
+            if stored == PENDING:  # only from before commands were one transaction
+                return _reply(
+                    client_id,
+                    EngineError(
+                        "this message is still being handled", station.name, code="in_progress"
+                    ),
+                )
+            return stored | {"resent": True}
+        try:
+            _dispatch(station, message)
+            # A command's reply carries the live state; the table's set-up and the histories,
+            # which change only between rounds, come with ``join`` and ``state``.
+            full = message.get("type") == "state"
+            reply = _reply(client_id, None, station_state(station, full=full))
+        except EngineError as exc:
+            reply = _reply(client_id, exc.at(station.name))
+        StationCommand.objects.filter(station=station, client_id=client_id).update(reply=reply)
     return reply
 
 

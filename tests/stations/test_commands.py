@@ -65,6 +65,29 @@ def test_a_resent_message_is_not_applied_twice(table, s1):
     assert bets(send(s1, 2, type="state")) == [(1, "main", "5.00")]
 
 
+def test_a_command_cut_off_half_way_leaves_nothing_and_its_resend_runs(table, s1, monkeypatch):
+    """A process that dies in the middle of a command (here: an error after the bet was
+    written, before the reply) leaves no bet and no stored reply; the station's resend with
+    the same client_id runs it once."""
+    import stations.commands as commands
+    from rounds.models import Bet
+    from stations.models import StationCommand
+
+    services.open_round(table)
+    real_state = commands.station_state
+
+    def dies(*args, **kwargs):
+        raise RuntimeError("the process died here")
+
+    monkeypatch.setattr(commands, "station_state", dies)
+    with pytest.raises(RuntimeError):
+        send(s1, 1, type="place", box=1, bet="main", amount="5")
+    assert not Bet.objects.exists() and not StationCommand.objects.exists()
+    monkeypatch.setattr(commands, "station_state", real_state)
+    assert bets(send(s1, 1, type="place", box=1, bet="main", amount="5")) == [(1, "main", "5.00")]
+    assert bets(send(s1, 1, type="place", box=1, bet="main", amount="5")) == [(1, "main", "5.00")]
+
+
 @pytest.mark.parametrize(
     "message,code,text",
     [
