@@ -1,4 +1,8 @@
-"""Fixtures of the admin tests: the seed jurisdictions, a Washington table, staff users."""
+"""Fixtures of the floor-manager tests (admin, API, reports): the seed jurisdictions, a
+Washington table, staff users, and a JSON client for the API. tests/api and tests/reports
+use them from here."""
+
+import json
 
 import pytest
 from django.core.management import call_command
@@ -68,3 +72,27 @@ def login(client, users):
         return client
 
     return as_
+
+
+@pytest.fixture
+def other_table(jurisdictions):
+    table = Table.objects.create(name="WA 2", jurisdiction=jurisdictions["wa-tribal"])
+    save_version(table, wa_config())
+    return table
+
+
+@pytest.fixture
+def api(client):
+    """GET/POST JSON as a role: api(role, method, url, body=None) -> response."""
+
+    def call(user, method, url, body=None):
+        client.logout()
+        if user is not None:
+            client.force_login(user)
+        if method == "get":
+            return client.get(url)
+        return client.generic(
+            method.upper(), url, data=json.dumps(body), content_type="application/json"
+        )
+
+    return call
