@@ -68,3 +68,24 @@ def _decide(round: Round, pending: list[tuple[str, str]]) -> None:
     while pending and pending[0][0] in services.state(round.pk).prompted_stations:
         station, action = pending.pop(0)
         services.record(round.pk, Decision(station, action))
+
+
+async def drain(communicator, frames: list, wait: float = 0.3) -> list:
+    """Collect every frame a test's websocket gets until it is quiet. (A receive that times
+    out would cancel the application under test, so silence is checked with
+    receive_nothing.)"""
+    while not await communicator.receive_nothing(timeout=wait):
+        frames.append(await communicator.receive_json_from())
+    return frames
+
+
+async def ask(communicator, frames: list, message: dict) -> dict:
+    """Send a command over a test's websocket; collect frames until its reply, then the
+    events that follow it. Returns the reply."""
+    await communicator.send_json_to(message)
+    while True:
+        frame = await communicator.receive_json_from(timeout=10)
+        frames.append(frame)
+        if frame.get("type") == "reply" and frame.get("client_id") == message.get("client_id"):
+            await drain(communicator, frames, 0.1)
+            return frame

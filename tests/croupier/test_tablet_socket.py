@@ -26,6 +26,7 @@ from stations.services import cash_in
 from tablehub import roles
 from tablehub.asgi import application
 from tablehub.models import Jurisdiction, Shoe, Table, TableConfig
+from tablehub.testing import ask, drain
 
 ORIGIN = [(b"origin", b"http://127.0.0.1")]
 db = database_sync_to_async
@@ -94,25 +95,6 @@ async def tablet(table, username="dealer"):
     frames = [await ws.receive_json_from()]
     assert frames[0]["type"] == "state"
     return ws, frames
-
-
-async def drain(communicator, frames, wait=0.2):
-    """Collect frames until the socket is quiet (receive_nothing: a receive that times out
-    would cancel the application under test)."""
-    while not await communicator.receive_nothing(timeout=wait):
-        frames.append(await communicator.receive_json_from())
-    return frames
-
-
-async def ask(communicator, frames, message):
-    """Send a command; collect frames until its reply, then the events after it."""
-    await communicator.send_json_to(message)
-    while True:
-        frame = await communicator.receive_json_from(timeout=10)
-        frames.append(frame)
-        if frame.get("type") == "reply" and frame.get("client_id") == message.get("client_id"):
-            await drain(communicator, frames, 0.1)
-            return frame
 
 
 def stack(table, cards):

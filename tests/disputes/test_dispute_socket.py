@@ -19,6 +19,7 @@ from stations.services import cash_in
 from tablehub import roles
 from tablehub.asgi import application
 from tablehub.models import Jurisdiction, Table, TableConfig
+from tablehub.testing import ask, drain
 
 ORIGIN = [(b"origin", b"http://127.0.0.1")]
 SUPERVISOR = {"username": "boss", "password": "boss-pw"}
@@ -61,22 +62,6 @@ async def connect(path, headers=()):
     connected, _ = await communicator.connect()
     assert connected
     return communicator
-
-
-async def drain(communicator, frames, wait=0.1):
-    while not await communicator.receive_nothing(timeout=wait):
-        frames.append(await communicator.receive_json_from())
-    return frames
-
-
-async def ask(communicator, frames, message):
-    await communicator.send_json_to(message)
-    while True:
-        frame = await communicator.receive_json_from(timeout=10)
-        frames.append(frame)
-        if frame.get("type") == "reply" and frame.get("client_id") == message.get("client_id"):
-            await drain(communicator, frames)
-            return frame
 
 
 def events(frames, kind=None):

@@ -19,6 +19,7 @@ from stations.models import Station
 from stations.services import cash_in
 from tablehub.asgi import application
 from tablehub.models import Jurisdiction, Table, TableConfig
+from tablehub.testing import ask, drain
 
 ORIGIN = [(b"origin", b"http://127.0.0.1")]
 
@@ -51,25 +52,6 @@ async def connect(path):
     connected, _ = await communicator.connect()
     assert connected
     return communicator
-
-
-async def drain(communicator, frames, wait=0.3):
-    """Collect every frame that arrives until the socket is quiet. (A receive that times out
-    would cancel the application under test, so silence is checked with receive_nothing.)"""
-    while not await communicator.receive_nothing(timeout=wait):
-        frames.append(await communicator.receive_json_from())
-    return frames
-
-
-async def ask(communicator, frames, message):
-    """Send a message, collect frames until its reply arrives, then the events after it."""
-    await communicator.send_json_to(message)
-    while True:
-        frame = await communicator.receive_json_from(timeout=10)
-        frames.append(frame)
-        if frame.get("type") == "reply" and frame.get("client_id") == message.get("client_id"):
-            await drain(communicator, frames, 0.1)
-            return frame
 
 
 async def join(table, name):
