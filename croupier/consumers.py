@@ -1,20 +1,19 @@
 """The card reader's websocket (the reader key, then one card per message) and the croupier
-tablet's socket (a logged-in dealer or supervisor; docs/croupier.md)."""
+tablet's socket (a logged-in dealer or supervisor; docs/croupier.md). Every frame first
+passes the door of ``tablehub.consumers.TableConsumer`` (frame checks, the rate limit)."""
 
 from __future__ import annotations
 
-import json
 import logging
 from typing import Any
 
 from channels.db import database_sync_to_async
-from channels.generic.websocket import AsyncJsonWebsocketConsumer
 
 from croupier.services import scan
 from croupier.tablet import croupier_state, error_reply, handle
 from rounds.engine import EngineError
 from tablehub.broadcast import croupier_group, remember_server_loop, table_group, tell_croupier
-from tablehub.consumers import TableConsumer
+from tablehub.consumers import TableConsumer, client_id_of
 from tablehub.models import Table
 from tablehub.roles import TABLET_ROLES, has_role
 
@@ -29,67 +28,67 @@ def _reader_table(table_id: int, key: object) -> Table | None:
     return table
 
 
+def scan_error(seq: Any, code: str, message: str) -> dict[str, Any]:
+    return {"type": "scan", "ok": False, "seq": seq, "error": {"code": code, "message": message}}
+
+
 def scan_reply(table: Table, content: dict[str, Any]) -> dict[str, Any]:
-    """Scan one card; an error also goes to the croupier tablet."""
+    """Scan one card (a ``card`` message, or the HTTP body: ``type`` may be left out there);
+    an error also goes to the croupier tablet."""
+    seq = content.get("seq")
     try:
-        result = scan(table, content.get("seq"), content.get("card"), bool(content.get("burn")))
+        if content.get("type", "card") != "card":
+            raise EngineError(f"unknown message type {content.get('type')!r}", code="bad_message")
+        burn = content.get("burn", False)
+        if not isinstance(burn, bool):
+            raise EngineError(f"burn must be true or false, got {burn!r}", code="bad_message")
+        result = scan(table, seq, content.get("card"), burn)
         return {"type": "scan", "ok": True, **result}
     except EngineError as exc:
         log.warning("table %s reader: %s", table.pk, exc.line())
         tell_croupier(table.pk, {"type": "reader_error", "code": exc.code, "message": exc.line()})
-        return {
-            "type": "scan",
-            "ok": False,
-            "seq": content.get("seq"),
-            "error": {"code": exc.code, "message": exc.line()},
-        }
+        return scan_error(seq if _plain_seq(seq) else None, exc.code, exc.line())
 
 
-class ShoeConsumer(AsyncJsonWebsocketConsumer):
+def _plain_seq(seq: Any) -> bool:
+    """A sequence number that may be echoed: a whole number (not a nested value)."""
+    return isinstance(seq, int) and not isinstance(seq, bool)
+
+
+class ShoeConsumer(TableConsumer):
+    """The card reader's socket: ``hello`` with the reader key, then one card per message."""
+
+    rate_kind = "shoe"
+
     async def connect(self) -> None:
         self.table_id = int(self.scope["url_route"]["kwargs"]["table_id"])
         remember_server_loop()
         self.table: Table | None = None
         await self.accept()
 
-    async def receive(self, text_data: str | None = None, bytes_data: bytes | None = None) -> None:
-        try:
-            content = json.loads(text_data or "")
-        except ValueError:
-            await self.send_json(
-                {
-                    "type": "scan",
-                    "ok": False,
-                    "error": {"code": "bad_json", "message": "not valid JSON"},
-                }
-            )
-            return
+    def refusal(self, code: str, message: str, content: Any) -> dict[str, Any]:
+        seq = content.get("seq") if isinstance(content, dict) else None
+        if self.table is None:
+            return {"type": "hello", "ok": False, "error": {"code": code, "message": message}}
+        return scan_error(seq if _plain_seq(seq) else None, code, message)
+
+    async def receive_message(self, content: Any) -> None:
         if not isinstance(content, dict):
-            await self.send_json(
-                {
-                    "type": "scan",
-                    "ok": False,
-                    "error": {"code": "bad_message", "message": "send an object"},
-                }
-            )
+            await self.send_json(self.refusal("bad_message", "send an object", content))
             return
         if self.table is None:
             self.table = await _reader_table(self.table_id, content.get("key"))
-            ok = self.table is not None
-            await self.send_json(
-                {"type": "hello", "ok": ok}
-                if ok
-                else {
-                    "type": "hello",
-                    "ok": False,
-                    "error": {"code": "unauthorized", "message": "unknown table or reader key"},
-                }
-            )
+            if self.table is None:
+                log.warning("table %s: reader refused (unknown table or key)", self.table_id)
+                await self.send_json(
+                    self.refusal("unauthorized", "unknown table or reader key", content)
+                )
+                return
+            await self.send_json({"type": "hello", "ok": True})
             return
         await self.send_json(await database_sync_to_async(scan_reply)(self.table, content))
 
 
-MAX_FRAME = 4096
 KEEP_REPLIES = 256
 CLOSE_LOGGED_OUT = 4401
 CLOSE_FORBIDDEN = 4403
@@ -112,6 +111,8 @@ class CroupierConsumer(TableConsumer):
     table events (``table.{id}``) and croupier messages (``croupier.{id}``, e.g. reader
     errors) forwarded as they come, one reply per command."""
 
+    rate_kind = "tablet"
+
     async def connect(self) -> None:
         self.table_id = int(self.scope["url_route"]["kwargs"]["table_id"])
         remember_server_loop()
@@ -131,27 +132,21 @@ class CroupierConsumer(TableConsumer):
         state = await database_sync_to_async(croupier_state)(table)
         await self.send_json({"type": "state", "state": state})
 
+    def refusal(self, code: str, message: str, content: Any) -> dict[str, Any]:
+        return error_reply(client_id_of(content), code, message)
+
     async def receive(self, text_data: str | None = None, bytes_data: bytes | None = None) -> None:
         if self.table is None:
-            return
-        if text_data is None or len(text_data) > MAX_FRAME:
-            log.warning("table %s tablet: a frame that is not a short text", self.table_id)
-            await self.send_json(
-                error_reply(None, "bad_message", "send one JSON object per text frame")
-            )
-            return
-        try:
-            content = json.loads(text_data)
-        except ValueError:
-            log.warning("table %s tablet: malformed JSON", self.table_id)
-            await self.send_json(error_reply(None, "bad_json", "the message is not valid JSON"))
-            return
-        client_id = content.get("client_id") if isinstance(content, dict) else None
-        if isinstance(client_id, str) and client_id in self.replies:
+            return  # refused at connect: the socket is closing
+        await super().receive(text_data, bytes_data)
+
+    async def receive_message(self, content: Any) -> None:
+        client_id = client_id_of(content)
+        if client_id is not None and client_id in self.replies:
             await self.send_json(self.replies[client_id] | {"resent": True})
             return
         reply = await database_sync_to_async(handle)(self.table, self.user, content, self.scope)
-        if isinstance(client_id, str) and reply["client_id"] == client_id:
+        if client_id is not None and reply["client_id"] == client_id:
             if len(self.replies) >= KEEP_REPLIES:
                 self.replies.pop(next(iter(self.replies)))
             self.replies[client_id] = reply

@@ -17,7 +17,8 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from croupier.consumers import scan_reply
+from croupier.consumers import scan_error, scan_reply
+from tablehub.consumers import MAX_FRAME, Refused, decode_frame
 from tablehub.models import Table
 from tablehub.roles import APPROVER_ROLES, TABLET_ROLES, has_role
 
@@ -78,7 +79,11 @@ def tablet(request: HttpRequest, table_id: int) -> HttpResponse:
 
 
 class ShoeCardView(APIView):
-    """POST {"seq": 12, "card": "8S", "burn": false} with ``Authorization: Reader <key>``."""
+    """POST {"seq": 12, "card": "8S", "burn": false} with ``Authorization: Reader <key>``.
+
+    The body passes the same checks as a websocket frame (tablehub.consumers.decode_frame:
+    at most 4 KiB of JSON, not nested deeply, no NUL); every refusal is a 4xx with
+    ``{"type": "scan", "ok": false, "error": {"code", "message"}}`` and changes nothing."""
 
     authentication_classes: list = []
     permission_classes = [AllowAny]
@@ -88,12 +93,17 @@ class ShoeCardView(APIView):
         key = header.removeprefix("Reader ").strip() if header.startswith("Reader ") else ""
         table = Table.objects.filter(pk=table_id).first()
         if table is None or not table.check_reader_key(key):
-            return Response(
-                {"error": {"code": "unauthorized", "message": "unknown reader key"}}, status=401
-            )
-        if not isinstance(request.data, dict):
-            return Response(
-                {"error": {"code": "bad_message", "message": "send a JSON object"}}, status=400
-            )
-        reply = scan_reply(table, request.data)
+            return Response(scan_error(None, "unauthorized", "unknown reader key"), status=401)
+        if len(request.body) > MAX_FRAME:
+            message = f"a card's body holds at most {MAX_FRAME} bytes"
+            return Response(scan_error(None, "bad_message", message), status=400)
+        try:
+            content = decode_frame(request.body.decode("utf-8"))
+        except UnicodeDecodeError:
+            return Response(scan_error(None, "bad_json", "the body is not UTF-8"), status=400)
+        except Refused as exc:
+            return Response(scan_error(None, exc.code, exc.message), status=400)
+        if not isinstance(content, dict):
+            return Response(scan_error(None, "bad_message", "send a JSON object"), status=400)
+        reply = scan_reply(table, content)
         return Response(reply, status=200 if reply["ok"] else 400)

@@ -101,7 +101,7 @@ def _reply(client_id: str | None, error: EngineError | None, state: Any = None) 
 
 def _dispatch(station: Station, message: dict[str, Any]) -> None:
     kind = message.get("type")
-    handler = HANDLERS.get(kind)  # type: ignore[arg-type]
+    handler = HANDLERS.get(kind) if isinstance(kind, str) else None
     if handler is None:
         raise EngineError(f"unknown message type {kind!r}", code="bad_message")
     handler(station, message)
@@ -324,6 +324,8 @@ def _decide(station: Station, message: dict[str, Any]) -> None:
     hand = message.get("hand")
     if hand is not None and not isinstance(hand, str):
         raise EngineError("hand must be a hand id", code="bad_message")
+    if station.name not in services.state(round.pk).seats:
+        raise EngineError("this station has no hand in this round", code="not_your_turn")
     services.record(round.pk, Decision(station.name, action, hand))
 
 

@@ -1,9 +1,9 @@
 """The station websocket (docs/protocol.md): join with the device credential, then one reply
-per client message; table and private events arrive as they happen."""
+per client message; table and private events arrive as they happen. Every frame first passes
+the door of ``tablehub.consumers.TableConsumer`` (frame checks, the rate limit)."""
 
 from __future__ import annotations
 
-import json
 import logging
 from typing import Any
 
@@ -12,10 +12,9 @@ from channels.db import database_sync_to_async
 from stations.commands import handle, station_state
 from stations.models import Station
 from tablehub.broadcast import remember_server_loop, station_group, table_group
-from tablehub.consumers import TableConsumer
+from tablehub.consumers import TableConsumer, client_id_of
 
 log = logging.getLogger("tablehub.stations")
-MAX_FRAME = 4096
 
 
 def error(code: str, message: str, client_id: Any = None) -> dict[str, Any]:
@@ -38,29 +37,26 @@ def _join(table_id: int, name: object, credential: object) -> Station | None:
 
 
 class StationConsumer(TableConsumer):
+    rate_kind = "station"
+
     async def connect(self) -> None:
         self.table_id = int(self.scope["url_route"]["kwargs"]["table_id"])
         remember_server_loop()
         self.station: Station | None = None
         await self.accept()
 
-    async def receive(self, text_data: str | None = None, bytes_data: bytes | None = None) -> None:
-        if text_data is None or len(text_data) > MAX_FRAME:
-            await self.send_json(error("bad_message", "send one JSON object per text frame"))
-            return
-        try:
-            content = json.loads(text_data)
-        except ValueError:
-            log.info("station %s: malformed JSON", self.station)
-            await self.send_json(error("bad_json", "the message is not valid JSON"))
-            return
-        await self.receive_json(content)
+    def who(self) -> str:
+        return f"table {self.table_id} station {self.station.name if self.station else '-'}"
 
-    async def receive_json(self, content: Any, **kwargs: Any) -> None:
+    async def receive_message(self, content: Any) -> None:
         if not isinstance(content, dict):
             await self.send_json(error("bad_message", "a message must be a JSON object"))
             return
-        client_id = content.get("client_id")
+        client_id = client_id_of(content)
+        if not isinstance(content.get("type"), str):
+            message = 'type must be a string such as "place"'
+            await self.send_json(error("bad_message", message, client_id))
+            return
         if self.station is None:
             if content.get("type") != "join":
                 await self.send_json(error("not_joined", "join the table first", client_id))
@@ -72,11 +68,13 @@ class StationConsumer(TableConsumer):
                     error("unauthorized", "unknown station or credential", client_id)
                 )
                 return
-            self.station = station
+            # Joined only once it hears the table: if the channel layer fails here (Redis
+            # restarting), the socket stays unjoined and a second ``join`` works.
             await self.channel_layer.group_add(table_group(self.table_id), self.channel_name)
             await self.channel_layer.group_add(
                 station_group(self.table_id, station.name), self.channel_name
             )
+            self.station = station
             state = await database_sync_to_async(station_state)(station)
             await self.send_json(
                 {"type": "reply", "client_id": client_id, "ok": True, "state": state}

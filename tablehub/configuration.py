@@ -30,12 +30,14 @@ from django.db import transaction
 from payouts.specials import BETS
 from payouts.specials.placement import MAX_SPECIAL_BETS_PER_BOX
 from rounds.engine import EngineError, RuleSet
+from rounds.engine.money import MAX_AMOUNT
 from tablehub.models import Jurisdiction, Table, TableConfig
 
 TIMERS = ("betting", "insurance", "decision", "bonus")  # seconds a station is given
 PACE_TIMERS = ("video_card",)  # how fast a video table deals: not a player's time
 LIMITS = ("main", "special", "let_it_play")
 MAX_CHIPS = 8  # seed 001 §4 ("up to 8 chips")
+MAX_PACE_SECONDS = 60  # a video table that waits longer than this for a card is broken
 PARTS = ("rules", "limits", "timers", "special_bets", "chips", "win_thresholds")
 
 
@@ -62,8 +64,12 @@ def _decimal(value: object) -> Decimal | None:
 
 
 def _money(value: object) -> Decimal | None:
+    """An amount in cents up to the engine's largest (checked before ``quantize``, which
+    cannot hold e.g. 1e30 in cents)."""
     number = _decimal(value)
-    if number is None or number < 0 or number != number.quantize(Decimal("0.01")):
+    if number is None or number < 0 or number > MAX_AMOUNT:
+        return None
+    if number != number.quantize(Decimal("0.01")):
         return None
     return number
 
@@ -157,6 +163,9 @@ def _check_timers(j: Jurisdiction, data: object, problems: Problems) -> dict[str
         seconds = _decimal(value)
         if seconds is None or seconds <= 0:
             problems.add("timers", f"{name} must be a number of seconds above 0, got {value!r}")
+            continue
+        if name in PACE_TIMERS and seconds > MAX_PACE_SECONDS:
+            problems.add("timers", f"{name} must be at most {MAX_PACE_SECONDS} s, got {value!r}")
             continue
         if name in TIMERS and seconds > j.max_decision_seconds:
             problems.add(

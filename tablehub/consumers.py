@@ -1,4 +1,15 @@
-"""The base of every table websocket consumer: table events are forwarded as they come.
+"""The base of every table websocket consumer: the door (frame checks, the rate limit) and
+table events forwarded as they come.
+
+Every frame a client sends passes the same door before its consumer sees it
+(docs/reliability.md):
+* the per-connection rate limit (tablehub/ratelimit.py): over it the frame is refused with
+  ``rate_limited``; a flood closes the connection with 4429;
+* one JSON text frame of at most 4 KiB (``bad_message``), valid JSON without ``NaN`` or
+  ``Infinity`` and not nested deeper than ``MAX_DEPTH`` (``bad_json``), whose strings hold
+  no NUL and no lone surrogate (``bad_message``: neither can be stored in the database);
+* a consumer's handler that fails unexpectedly answers ``server_error`` (logged) and the
+  connection stays open.
 
 Two costs of channels' defaults matter when one card goes to hundreds of stations:
 * ``AsyncConsumer.dispatch`` hops to the database thread to close stale connections before
@@ -10,13 +21,100 @@ Two costs of channels' defaults matter when one card goes to hundreds of station
 
 from __future__ import annotations
 
+import json
+import logging
 from typing import Any
 
 from channels.consumer import get_handler_name
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
 
+from tablehub import ratelimit
+
+log = logging.getLogger("tablehub.door")
+
+MAX_FRAME = 4096  # bytes of one frame (UTF-8)
+MAX_DEPTH = 8  # arrays and objects inside each other; no message needs more than 3
+MAX_CLIENT_ID = 64
+
+
+class Refused(Exception):
+    """A frame refused at the door: an error code and one line for the client."""
+
+    def __init__(self, code: str, message: str, content: Any = None) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+        self.content = content  # the decoded message, when it could be decoded
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+def decode_frame(text_data: str | None, bytes_data: bytes | None = None) -> Any:
+    """The JSON value of one frame, or ``Refused``."""
+    if text_data is None:
+        raise Refused("bad_message", "send one JSON object per text frame")
+    if len(text_data) > MAX_FRAME or len(text_data.encode("utf-8", "surrogatepass")) > MAX_FRAME:
+        raise Refused("bad_message", f"a frame holds at most {MAX_FRAME} bytes")
+    try:
+        content = json.loads(text_data, parse_constant=_no_constant)
+    except (ValueError, RecursionError):
+        raise Refused("bad_json", "the message is not valid JSON") from None
+    try:
+        _check_value(content)
+    except Refused as exc:
+        exc.content = content
+        raise
+    return content
+
+
+def _check_value(content: Any) -> None:
+    """No deeper than MAX_DEPTH; no NUL or lone surrogate in any string (keys included)."""
+    pending: list[tuple[Any, int]] = [(content, 0)]
+    while pending:
+        value, depth = pending.pop()
+        if isinstance(value, str):
+            _check_text(value)
+        elif isinstance(value, (dict, list)):
+            if depth >= MAX_DEPTH:
+                raise Refused("bad_json", f"the message is nested deeper than {MAX_DEPTH}")
+            if isinstance(value, dict):
+                for key, item in value.items():
+                    _check_text(key)
+                    pending.append((item, depth + 1))
+            else:
+                pending.extend((item, depth + 1) for item in value)
+
+
+def _check_text(text: str) -> None:
+    if "\x00" in text:
+        raise Refused("bad_message", "a string holds a NUL character")
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        raise Refused("bad_message", "a string holds a lone surrogate") from None
+
+
+def client_id_of(content: Any) -> str | None:
+    """The message's ``client_id`` when it is a valid one (to echo in a refusal), else None."""
+    client_id = content.get("client_id") if isinstance(content, dict) else None
+    if isinstance(client_id, str) and 1 <= len(client_id) <= MAX_CLIENT_ID:
+        return client_id
+    return None
+
 
 class TableConsumer(AsyncJsonWebsocketConsumer):
+    """Subclasses set ``rate_kind``, answer a refusal in their protocol's shape
+    (``refusal``) and handle the decoded message (``receive_message``)."""
+
+    rate_kind = "station"
+
+    async def websocket_connect(self, message: dict[str, Any]) -> None:
+        self.limiter = ratelimit.for_connection(self.rate_kind)
+        self.closing = False
+        await super().websocket_connect(message)
+
     async def dispatch(self, message: dict[str, Any]) -> None:
         handler = getattr(self, get_handler_name(message), None)
         if handler is None:
@@ -25,4 +123,52 @@ class TableConsumer(AsyncJsonWebsocketConsumer):
 
     async def table_event(self, message: dict[str, Any]) -> None:
         """An event for this table, this station or the croupier, already encoded."""
-        await self.send(text_data=message["text"])
+        if not self.closing:
+            await self.send(text_data=message["text"])
+
+    async def receive(self, text_data: str | None = None, bytes_data: bytes | None = None) -> None:
+        if self.closing:
+            return  # closed for flooding: frames still on their way are dropped
+        verdict = self.limiter.check()
+        if verdict is ratelimit.Verdict.CLOSE:
+            self.closing = True
+            log.warning(
+                "%s: closed for flooding (%d frames refused)", self.who(), self.limiter.refused
+            )
+            await self.close(code=ratelimit.CLOSE_FLOODING)
+            return
+        try:
+            content = decode_frame(text_data, bytes_data)
+        except Refused as exc:
+            log.info("%s: %s (%s)", self.who(), exc.code, exc.message)
+            await self.send_json(self.refusal(exc.code, exc.message, exc.content))
+            return
+        if verdict is ratelimit.Verdict.REFUSE:
+            if self.limiter.refused == 1 or self.limiter.refused % 100 == 0:
+                log.info("%s: rate limited (%d frames so far)", self.who(), self.limiter.refused)
+            await self.send_json(
+                self.refusal("rate_limited", "too many messages: this one was not handled", content)
+            )
+            return
+        try:
+            await self.receive_message(content)
+        except Exception:  # one reply still; the connection stays open
+            log.exception("%s: a message failed", self.who())
+            await self.send_json(
+                self.refusal("server_error", "the server failed on this message (logged)", content)
+            )
+
+    def who(self) -> str:
+        kwargs = self.scope.get("url_route", {}).get("kwargs", {})
+        return f"table {kwargs.get('table_id')} {self.rate_kind}"
+
+    def refusal(self, code: str, message: str, content: Any) -> dict[str, Any]:
+        return {
+            "type": "reply",
+            "client_id": client_id_of(content),
+            "ok": False,
+            "error": {"code": code, "message": message},
+        }
+
+    async def receive_message(self, content: Any) -> None:
+        raise NotImplementedError

@@ -29,10 +29,10 @@ def parse_money(value: object, what: str = "amount") -> Decimal:
         raise EngineError(f"{what} must be a finite amount, got {value!r}")
     if amount < 0:
         raise EngineError(f"{what} must not be negative, got {value}")
+    if amount > MAX_AMOUNT:  # before quantize, which cannot hold e.g. 1e30 in cents
+        raise EngineError(f"{what} is too large: {value}")
     if amount != amount.quantize(CENT, rounding=ROUND_DOWN):
         raise EngineError(f"{what} has more than 2 decimal places: {value}")
-    if amount > MAX_AMOUNT:
-        raise EngineError(f"{what} is too large: {value}")
     return amount.quantize(CENT)
 
 

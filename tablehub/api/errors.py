@@ -39,6 +39,8 @@ def _plain(detail):
 
 
 def exception_handler(exc, context):
+    if isinstance(exc, RecursionError):  # a JSON body nested too deep for the parser
+        exc = exceptions.ParseError("JSON parse error - the body is nested too deeply")
     if isinstance(exc, DjangoValidationError):
         fields = exc.message_dict if hasattr(exc, "error_dict") else {"detail": exc.messages}
         exc = BadRequest(_first(fields), fields)
