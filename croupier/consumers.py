@@ -10,7 +10,8 @@ from typing import Any
 from channels.db import database_sync_to_async
 
 from croupier.services import scan
-from croupier.tablet import croupier_state, error_reply, handle
+from croupier.tablet import error_reply, handle
+from croupier.tablet_state import croupier_state
 from rounds.engine import EngineError
 from tablehub.broadcast import croupier_group, remember_server_loop, table_group, tell_croupier
 from tablehub.consumers import TableConsumer, client_id_of

@@ -7,7 +7,7 @@ from decimal import Decimal as D
 
 import pytest
 
-from croupier import tablet
+from croupier import tablet_state
 from croupier.services import current_shoe
 from payouts.models import LedgerEntry
 from rounds import services
@@ -312,7 +312,7 @@ def test_the_hole_card_never_reaches_a_station_early_even_corrected(play):
     play.deal("2D")  # 6C TH 2D: 18
     round.refresh_from_db()
     assert round.phase == "settled" and play.credits("s1") == D("90.00")
-    state = tablet.croupier_state(play.table)
+    state = tablet_state.croupier_state(play.table)
     hole = state["round"]["cards"][3]
     assert (hole["card"], hole["corrected_from"], hole["label"]) == ("TH", "QH", "hole (shown)")
     record = recall(round)

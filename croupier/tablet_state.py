@@ -1,0 +1,250 @@
+"""What the croupier tablet shows (docs/croupier.md, "State"): the table, the round in
+progress (or the last one, to pay and clear), the dealer's next physical action, the
+stations playing, the shoe, and every card with where it went.
+
+The tablet faces the players: the state is built from the engine's public view and public
+notices only, so the hole card is never in it before the dealer reveals it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.utils import timezone
+
+from rounds import disputes, services, voids
+from rounds.engine import Round as Engine
+from rounds.engine.codec import load_event
+from rounds.models import Round, RoundEvent
+from tablehub.models import Table
+
+IN_PLAY = (
+    Round.Phase.DEAL,
+    Round.Phase.BONUS,
+    Round.Phase.INSURANCE,
+    Round.Phase.PLAY,
+    Round.Phase.DEALER,
+)
+ENDED = (Round.Phase.SETTLED, Round.Phase.VOID)
+
+
+def current_round(table: Table) -> Round | None:
+    """The round in progress (betting or being dealt), if any."""
+    return table.rounds.exclude(phase__in=ENDED).order_by("-pk").first()
+
+
+def croupier_state(table: Table) -> dict[str, Any]:
+    """Everything the tablet shows: the table, the round (public view, the dealer's next
+    action, the stations, the cards scanned and where each went), the previous round while
+    bets are open, and the shoe. Never the hole card before the reveal."""
+    table = Table.objects.get(pk=table.pk)
+    round = current_round(table) or table.rounds.order_by("-pk").first()
+    previous = None
+    if round is not None and round.phase == Round.Phase.BETTING:
+        last = table.rounds.filter(pk__lt=round.pk).order_by("-pk").first()
+        previous = round_state(last, table) if last is not None else None
+    shoe = table.shoes.filter(closed_at__isnull=True).order_by("-pk").first()
+    current = round_state(round, table) if round is not None else None
+    if previous is None and current is not None and current["phase"] in IN_PLAY:
+        # a dispute of the last round may be open while this one is dealt
+        last = table.rounds.filter(pk__lt=round.pk).order_by("-pk").first()
+        if last is not None and services.is_halted(last):
+            previous = round_state(last, table)
+    return {
+        "table": {
+            "id": table.pk,
+            "name": table.name,
+            "is_open": table.is_open,
+            "mode": table.mode,
+            "boxes": table.boxes,
+            "currency": table.currency,
+        },
+        "round": current,
+        "previous": previous,
+        "awaiting": awaiting(current),
+        "disputes": disputes.table_disputes(table),
+        "shoe": None
+        if shoe is None
+        else {
+            "id": shoe.pk,
+            "decks": shoe.decks,
+            "cards_drawn": shoe.cards_drawn,
+            "reader_seq": shoe.reader_seq,
+            "started_at": shoe.started_at.isoformat(),
+        },
+        "now": timezone.now().isoformat(),
+    }
+
+
+def awaiting(round: dict[str, Any] | None) -> str:
+    """The dealer's next physical action: the engine's prompt once bets are closed
+    ("deal box 2", "draw a card", "reveal hole card, dealer draws", "pay and clear", "wait for the
+    stations"), "close bets" while bets are open, "open bets" with no round open."""
+    if round is None:
+        return "open bets"
+    if round.get("halted") and round["phase"] != Round.Phase.SETTLED:
+        return "dispute: wait for a supervisor"
+    if round["phase"] == Round.Phase.BETTING:
+        return "close bets"
+    if round["phase"] == Round.Phase.VOID or round["view"] is None:
+        return "open bets"
+    return round["view"]["awaiting"]
+
+
+def round_state(round: Round, table: Table) -> dict[str, Any]:
+    round.table = table  # (its jurisdiction: the dispute window)
+    state: dict[str, Any] = {
+        "id": round.pk,
+        "phase": round.phase,
+        "deadline": round.deadline.isoformat() if round.deadline else None,
+        "card_for": None,
+        "view": None,
+        "cards": [],
+        "stations": [],
+        "void": voids.void_record(round),
+        "halted": services.is_halted(round),
+        "dispute": None,
+        "disputes": [],
+        "discarded": [],
+        "dispute_until": None,
+    }
+    until = disputes.window_end(round)
+    state["dispute_until"] = until.isoformat() if until else None
+    engine, cards = replay(round, state)
+    if engine is None:  # betting (or cancelled before bets closed): the bets so far
+        bets = round.bets.select_related("station").order_by("station__name", "box")
+        names = sorted({b.station.name for b in bets})
+        state["stations"] = [{"station": n, "done": False, "hands": 0} for n in names]
+        state["boxes_bet"] = sorted({b.box for b in bets})
+        state |= {"stations_playing": len(names), "stations_done": 0}
+        state |= {"hands": 0, "hands_finished": 0}
+        return state
+    view = engine.public_view()
+    if round.phase == Round.Phase.VOID:
+        view["awaiting"] = "open bets"
+    state["view"] = view
+    state["cards"] = cards
+    state["card_for"] = engine.awaiting_card if round.phase in IN_PLAY else None
+    asked = set(engine.prompted_stations)
+    for name, seat in engine.seats.items():
+        state["stations"].append(
+            {
+                "station": name,
+                "done": name not in asked,
+                "hands": len(seat.hands),
+                "hands_finished": sum(1 for h in seat.hands if h.finished),
+            }
+        )
+    state["boxes_bet"] = list(engine.boxes_in_play)
+    state["stations_playing"] = len(engine.seats)
+    state["stations_done"] = len(engine.seats) - len(asked)
+    state["hands"] = sum(s["hands"] for s in state["stations"])
+    state["hands_finished"] = sum(s["hands_finished"] for s in state["stations"])
+    if engine.settled:
+        state["dealer"] = engine.dealer_outcome()
+    return state
+
+
+def replay(
+    round: Round, state: dict[str, Any] | None = None
+) -> tuple[Engine | None, list[dict[str, Any]]]:
+    """The round's engine replayed from its RoundEvent rows (with its corrections), and each
+    card scanned with where it went, read from the engine's public notices (the hole card:
+    face down, no card, until the reveal names it; a corrected card: ``corrected_from`` the
+    card first logged; a card taken out of play: ``to`` ``out``). (None, []) before bets
+    close. With ``state``, also fills in its disputes and discarded cards."""
+    rows = list(round.events.order_by("seq"))
+    if state is not None:
+        _records(rows, state)
+    if not rows or rows[0].kind != "bets_closed":
+        return None, []
+    engine = services._new_engine(round, rows[0].payload)
+    fixes = services.corrections_of(rows)
+    cards: list[dict[str, Any]] = []
+    hole: dict[str, Any] | None = None
+    hole_was: str | None = None
+    for row in rows[1:]:
+        if row.kind in services.RECORDS_ONLY:  # a void, a dispute, a correction: no input
+            continue
+        payload = row.payload
+        corrected = row.kind in ("card", "burn") and row.seq in fixes
+        if corrected:
+            if fixes[row.seq] is None:  # taken out of play (an exposed card)
+                cards.append(
+                    {
+                        "n": len(cards) + 1,
+                        "seq": row.seq,
+                        "card": payload["card"],
+                        "to": "out",
+                        "label": "taken out of play",
+                    }
+                )
+                continue
+            payload = {**payload, "card": fixes[row.seq]}
+        for notice in engine.apply(load_event(row.kind, payload)):
+            if notice.to != "public":
+                continue
+            entry = _card_entry(notice.message, len(cards) + 1)
+            if entry is not None:
+                entry["seq"] = row.seq
+                cards.append(entry)
+                if entry["to"] == "hole":
+                    hole = entry
+                    hole_was = row.payload["card"] if corrected else None
+                elif corrected:
+                    entry["corrected_from"] = row.payload["card"]
+            elif notice.message["type"] == "hole_card" and hole is not None:
+                hole |= {"card": notice.message["card"], "label": "hole (shown)"}
+                if hole_was is not None:  # shown only once the hole card is
+                    hole["corrected_from"] = hole_was
+    return engine, cards
+
+
+def _records(rows: list[RoundEvent], state: dict[str, Any]) -> None:
+    """The round's disputes (each with its resolution) and discarded cards, for the tablet."""
+    by_seq: dict[int, dict[str, Any]] = {}
+    for row in rows:
+        if row.kind == services.DISPUTE_KIND:
+            entry = disputes.describe(row) | {"resolved": None}
+            by_seq[row.seq] = entry
+            state["disputes"].append(entry)
+        elif row.kind == services.RESOLVED_KIND and row.payload.get("dispute") in by_seq:
+            by_seq[row.payload["dispute"]]["resolved"] = {
+                "seq": row.seq,
+                "at": row.created_at.isoformat(),
+                "resolution": row.payload.get("resolution"),
+                "by": row.payload.get("by"),
+            }
+        elif row.kind == services.DISCARD_KIND:
+            state["discarded"].append(
+                {
+                    "seq": row.seq,
+                    "card": row.payload.get("card"),
+                    "reason": row.payload.get("reason"),
+                    "by": row.payload.get("by"),
+                    "at": row.created_at.isoformat(),
+                }
+            )
+    state["dispute"] = next((d for d in state["disputes"] if d["resolved"] is None), None)
+
+
+def _card_entry(message: dict[str, Any], n: int) -> dict[str, Any] | None:
+    kind = message["type"]
+    if kind == "burn":
+        return {"n": n, "card": message["card"], "to": "burn", "label": "burn"}
+    if kind == "hole_card_dealt":
+        return {"n": n, "card": None, "to": "hole", "label": "hole (face down)"}
+    if kind != "card":
+        return None
+    to = message["to"]
+    entry = {"n": n, "card": message["card"], "to": to}
+    if to == "box":
+        entry |= {"box": message["box"], "label": f"box {message['box']}"}
+    elif to == "hands":
+        boxes = message.get("boxes", [])
+        entry |= {"boxes": boxes, "label": "hands: box " + ", ".join(map(str, boxes))}
+    elif to == "dealer_up":
+        entry["label"] = "dealer up"
+    else:
+        entry["label"] = "dealer"
+    return entry
