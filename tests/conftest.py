@@ -116,3 +116,18 @@ def run_command():
 def _timers_fired_by_the_test(settings):
     """Unit tests fire round expiries themselves; the end-to-end tests start real servers."""
     settings.TABLEHUB_TIMERS = "none"
+
+
+@pytest.fixture(autouse=True)
+def _a_channel_layer_per_event_loop(request):
+    """Each async test runs on an event loop of its own, and channels_redis binds a layer's
+    locks to the loop that first used them: an async test gets a fresh layer, so a receive
+    a previous test left pending cannot hold a lock of a closed loop. (Sync tests that run
+    a server in a thread keep theirs for the module: see tests/browser/conftest.py.)"""
+    import inspect
+
+    from channels.layers import channel_layers
+
+    if inspect.iscoroutinefunction(getattr(request, "function", None)):
+        channel_layers.backends.clear()
+    yield

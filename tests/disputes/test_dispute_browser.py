@@ -115,6 +115,8 @@ def test_a_dispute_resolved_with_a_correction_on_the_tablet(server, demo, statio
     button(player, "Double").click()  # 9S 2H: 11, doubled; TD: 21
     expect(tablet.locator("#prompt")).to_have_text("draw a card")
     button(tablet, "Deal card").click()
+    # The dealer's turn: wait for the tablet to ask, or the second press may come too soon.
+    expect(tablet.locator("#prompt")).to_have_text("reveal hole card, dealer draws")
     button(tablet, "Deal card").click()  # the dealer: 6C QH 5S = 21, a push
     expect(tablet.locator("#prompt")).to_have_text("close bets")
     assert ledger.balance(station) == Decimal("100.00")
