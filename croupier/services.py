@@ -13,10 +13,8 @@ from django.db import transaction
 
 from rounds import services
 from rounds.engine import Burn, CardDrawn, EngineError, parse_card
-from rounds.models import Round
+from rounds.models import CARD_PHASES
 from tablehub.models import Shoe, Table
-
-CARD_PHASES = (Round.Phase.DEAL, Round.Phase.PLAY, Round.Phase.DEALER)
 
 
 def current_shoe(table: Table) -> Shoe:

@@ -22,10 +22,10 @@ from django.utils import timezone
 
 from croupier import virtual_shoe
 from croupier.services import _check_shoe_copies, current_shoe, scan
-from croupier.tablet_state import IN_PLAY, croupier_state, current_round
+from croupier.tablet_state import croupier_state, current_round
 from rounds import corrections, disputes, services, voids
 from rounds.engine import EngineError, Notice, parse_card
-from rounds.models import Round, RoundEvent
+from rounds.models import IN_PLAY, Round, RoundEvent
 from tablehub import broadcast
 from tablehub.auth import authenticate_from_scope
 from tablehub.models import Shoe, Table

@@ -15,17 +15,8 @@ from django.utils import timezone
 from rounds import disputes, services, voids
 from rounds.engine import Round as Engine
 from rounds.engine.codec import load_event
-from rounds.models import Round, RoundEvent
+from rounds.models import ENDED, IN_PLAY, Round, RoundEvent
 from tablehub.models import Table
-
-IN_PLAY = (
-    Round.Phase.DEAL,
-    Round.Phase.BONUS,
-    Round.Phase.INSURANCE,
-    Round.Phase.PLAY,
-    Round.Phase.DEALER,
-)
-ENDED = (Round.Phase.SETTLED, Round.Phase.VOID)
 
 
 def current_round(table: Table) -> Round | None:

@@ -15,7 +15,7 @@ from django.db import transaction
 from croupier.services import current_shoe
 from croupier.virtual_shoe import deal_next
 from rounds.engine import EngineError
-from rounds.models import Round
+from rounds.models import CARD_PHASES, Round
 from tablehub.models import Shoe, Table
 
 log = logging.getLogger("tablehub.video")
@@ -31,11 +31,7 @@ def deal_video_card(round_id: int, seq: int) -> None:
             # Every card input locks the shoe first, then the round (as croupier.services.scan).
             Shoe.objects.select_for_update().get(pk=current_shoe(round.table).pk)
             locked = Round.objects.select_for_update().get(pk=round_id)
-            if locked.last_seq != seq or locked.phase not in (
-                Round.Phase.DEAL,
-                Round.Phase.PLAY,
-                Round.Phase.DEALER,
-            ):
+            if locked.last_seq != seq or locked.phase not in CARD_PHASES:
                 return  # the round moved on: this job is stale
             deal_next(round.table)
     except EngineError as exc:  # e.g. the round was voided meanwhile: nothing to deal

@@ -35,20 +35,13 @@ from django.utils import timezone
 
 from rounds import services
 from rounds.engine import EngineError, Notice
-from rounds.models import Round, RoundEvent
+from rounds.models import ENDED, IN_PLAY, Round, RoundEvent
 from stations.models import Station
 from tablehub import broadcast
 from tablehub.models import Table
 
 log = logging.getLogger("tablehub.rounds")
 
-IN_PLAY = (
-    Round.Phase.DEAL,
-    Round.Phase.BONUS,
-    Round.Phase.INSURANCE,
-    Round.Phase.PLAY,
-    Round.Phase.DEALER,
-)
 RESOLUTIONS = ("continue", "correct", "void")
 RECENT = 10  # the table's rounds in which the tablet looks for open disputes
 
@@ -115,7 +108,7 @@ def default_round(station: Station) -> Round | None:
     """The round a station's dispute is about when it names none: the round being dealt
     if the station has a bet in it, else the last settled round it had a bet in."""
     table = station.table
-    current = table.rounds.exclude(phase__in=[Round.Phase.SETTLED, Round.Phase.VOID])
+    current = table.rounds.exclude(phase__in=ENDED)
     current = current.order_by("-pk").first()
     if (
         current is not None

@@ -37,6 +37,19 @@ class Round(models.Model):
         return f"{self.table} round {self.pk}"
 
 
+# The phases in groups: one definition for every module that asks where a round stands.
+ENDED = (Round.Phase.SETTLED, Round.Phase.VOID)
+IN_PLAY = (  # bets closed, not yet settled
+    Round.Phase.DEAL,
+    Round.Phase.BONUS,
+    Round.Phase.INSURANCE,
+    Round.Phase.PLAY,
+    Round.Phase.DEALER,
+)
+UNFINISHED = (Round.Phase.BETTING, *IN_PLAY)
+CARD_PHASES = (Round.Phase.DEAL, Round.Phase.PLAY, Round.Phase.DEALER)  # a card may be wanted
+
+
 class RoundEvent(models.Model):
     """One input that changed the round, in order. Never updated or deleted."""
 

@@ -25,10 +25,9 @@ from django.db.models import Sum
 from payouts.models import LedgerEntry
 from rounds.engine import EngineError
 from rounds.engine.codec import load_event
-from rounds.models import Round
+from rounds.models import ENDED, Round
 
 ENGINE_KINDS = {"card", "burn", "decision", "timeout", "bonus_assigned"}
-OVER = {Round.Phase.SETTLED, Round.Phase.VOID}
 
 
 def plain(value: Any) -> Any:
@@ -49,7 +48,7 @@ def money(value: Decimal | None) -> str | None:
 def recall(round: Round) -> dict[str, Any]:
     """The full record of ``round`` (see the module docstring); JSON-ready."""
     round = Round.objects.select_related("table__jurisdiction", "config").get(pk=round.pk)
-    over = round.phase in OVER
+    over = round.phase in ENDED
     config = round.config
     events, cards, decisions, timeouts, interventions, engine = _replay(round, over)
     dealer: dict[str, Any] | None = None

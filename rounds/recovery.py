@@ -32,19 +32,10 @@ from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from rounds import services, stale, timers
-from rounds.models import Round
+from rounds.models import CARD_PHASES, UNFINISHED, Round
 from tablehub.models import Table
 
 log = logging.getLogger("tablehub.recovery")
-UNFINISHED = (
-    Round.Phase.BETTING,
-    Round.Phase.DEAL,
-    Round.Phase.BONUS,
-    Round.Phase.INSURANCE,
-    Round.Phase.PLAY,
-    Round.Phase.DEALER,
-)
-CARD_PHASES = (Round.Phase.DEAL, Round.Phase.PLAY, Round.Phase.DEALER)
 
 # The server loop whose periodic sweeps are running (once per process).
 _SWEEPING_ON: object | None = None

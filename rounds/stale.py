@@ -26,14 +26,13 @@ from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from rounds.engine import EngineError
-from rounds.models import Bet, Round
+from rounds.models import ENDED, Bet, Round
 from rounds.voids import void_round
 from tablehub.models import Jurisdiction
 
 log = logging.getLogger("tablehub.recovery")
 
 SYSTEM = "system"
-FINISHED = (Round.Phase.SETTLED, Round.Phase.VOID)
 
 
 def stale_reason(hours: int) -> str:
@@ -58,7 +57,7 @@ def stale_rounds(now: datetime | None = None) -> list[tuple[int, int]]:
     for hours in sorted(set(limits)):
         rounds = (
             with_last_activity(
-                Round.objects.exclude(phase__in=FINISHED).filter(
+                Round.objects.exclude(phase__in=ENDED).filter(
                     table__jurisdiction__stale_game_hours=hours
                 )
             )
@@ -92,7 +91,7 @@ def _void_if_still_stale(round_id: int, hours: int, now: datetime | None) -> boo
     with transaction.atomic():
         # The round's row lock, then a fresh look: a card or a decision may have just come.
         round = Round.objects.select_for_update().filter(pk=round_id).first()
-        if round is None or round.phase in FINISHED:
+        if round is None or round.phase in ENDED:
             return False
         last = with_last_activity(Round.objects.filter(pk=round_id)).get().last_activity
         if last >= (now or timezone.now()) - timedelta(hours=hours):

@@ -24,7 +24,7 @@ from rounds import disputes, services
 from rounds.engine import Bet as EngineBet
 from rounds.engine import Decision, EngineError, parse_money
 from rounds.engine.money import check_stake_limits, fmt
-from rounds.models import Bet, Round
+from rounds.models import ENDED, Bet, Round
 from stations.models import BetSlip, Station, StationCommand
 from stations.selectors import (
     dealer_history,
@@ -111,7 +111,7 @@ def _dispatch(station: Station, message: dict[str, Any]) -> None:
 
 
 def open_round(station: Station) -> Round | None:
-    return station.table.rounds.exclude(phase__in=["settled", "void"]).order_by("-pk").first()
+    return station.table.rounds.exclude(phase__in=ENDED).order_by("-pk").first()
 
 
 def _betting_round(station: Station) -> Round:
