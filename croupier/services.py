@@ -24,7 +24,7 @@ def current_shoe(table: Table) -> Shoe:
     return shoe
 
 
-def _check_shoe_copies(shoe: Shoe, card: str) -> None:
+def check_shoe_copies(shoe: Shoe, card: str) -> None:
     """A shoe with a cut card is dealt across rounds until the cut card: the cards of every
     round since the shuffle count (a continuous shuffler takes them back after each round,
     so there the round's own count, checked by the engine, is the one that matters)."""
@@ -61,7 +61,7 @@ def scan(table: Table, seq: object, card: object, burn: bool = False) -> dict[st
             )
         cut_card = table.shuffler == Table.Shuffler.CUT_CARD
         if cut_card:
-            _check_shoe_copies(shoe, str(parsed))
+            check_shoe_copies(shoe, str(parsed))
         event = Burn(parsed) if burn else CardDrawn(parsed)
         services.record(round.pk, event)
         shoe.reader_seq = seq

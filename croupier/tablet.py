@@ -21,7 +21,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from croupier import virtual_shoe
-from croupier.services import _check_shoe_copies, current_shoe, scan
+from croupier.services import check_shoe_copies, current_shoe, scan
 from croupier.tablet_state import croupier_state, current_round
 from rounds import corrections, disputes, services, voids
 from rounds.engine import EngineError, Notice, parse_card
@@ -250,7 +250,7 @@ def discard_card(
         if text is not None:
             _check_discard_copies(round, text)
             if cut_card:
-                _check_shoe_copies(shoe, text)
+                check_shoe_copies(shoe, text)
                 shoe.drawn[text] = shoe.drawn.get(text, 0) + 1
         row = services.append_record(
             round,
