@@ -141,6 +141,10 @@ CASES = {
         scenario(bets={"1": {"main": "10.001"}}),
         "station s1, box 1: main stake has more than 2 decimal places: 10.001",
     ),
+    "a stake too large for cents": (
+        scenario(bets={"1": {"main": "1e30"}}),
+        "station s1, box 1: main stake is too large: 1e30",
+    ),
     "negative stake": (
         scenario(bets={"1": {"main": "-5"}}),
         "station s1, box 1: main stake must not be negative, got -5",
