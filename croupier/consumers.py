@@ -13,7 +13,7 @@ from croupier.services import scan
 from croupier.tablet import error_reply, handle
 from croupier.tablet_state import croupier_state
 from rounds.engine import EngineError
-from tablehub.broadcast import croupier_group, remember_server_loop, table_group, tell_croupier
+from tablehub.broadcast import remember_server_loop, tell_croupier
 from tablehub.consumers import TableConsumer, client_id_of
 from tablehub.models import Table
 from tablehub.roles import TABLET_ROLES, has_role
@@ -109,8 +109,8 @@ def _admit(table_id: int, user: Any) -> tuple[Table | None, int | None]:
 
 class CroupierConsumer(TableConsumer):
     """The croupier tablet's socket (docs/croupier.md): a logged-in user with a tablet role;
-    table events (``table.{id}``) and croupier messages (``croupier.{id}``, e.g. reader
-    errors) forwarded as they come, one reply per command."""
+    the table's events and the messages for the croupier (e.g. reader errors) forwarded as
+    they come (tablehub/fanout.py), one reply per command."""
 
     rate_kind = "tablet"
 
@@ -128,8 +128,7 @@ class CroupierConsumer(TableConsumer):
             await self.close(code=refusal)
             return
         self.table = table
-        await self.channel_layer.group_add(table_group(self.table_id), self.channel_name)
-        await self.channel_layer.group_add(croupier_group(self.table_id), self.channel_name)
+        await self.hear_table(self.table_id)
         state = await database_sync_to_async(croupier_state)(table)
         await self.send_json({"type": "state", "state": state})
 
@@ -154,6 +153,4 @@ class CroupierConsumer(TableConsumer):
         await self.send_json(reply)
 
     async def disconnect(self, code: int) -> None:
-        if self.table is not None:
-            await self.channel_layer.group_discard(table_group(self.table_id), self.channel_name)
-            await self.channel_layer.group_discard(croupier_group(self.table_id), self.channel_name)
+        self.stop_hearing()

@@ -11,7 +11,7 @@ from channels.db import database_sync_to_async
 
 from stations.commands import handle, station_state
 from stations.models import Station
-from tablehub.broadcast import remember_server_loop, station_group, table_group
+from tablehub.broadcast import remember_server_loop
 from tablehub.consumers import TableConsumer, client_id_of
 
 log = logging.getLogger("tablehub.stations")
@@ -70,10 +70,7 @@ class StationConsumer(TableConsumer):
                 return
             # Joined only once it hears the table: if the channel layer fails here (Redis
             # restarting), the socket stays unjoined and a second ``join`` works.
-            await self.channel_layer.group_add(table_group(self.table_id), self.channel_name)
-            await self.channel_layer.group_add(
-                station_group(self.table_id, station.name), self.channel_name
-            )
+            await self.hear_table(self.table_id, station.name)
             self.station = station
             state = await database_sync_to_async(station_state)(station)
             await self.send_json(
@@ -86,8 +83,4 @@ class StationConsumer(TableConsumer):
         await self.send_json(reply)
 
     async def disconnect(self, code: int) -> None:
-        if self.station is not None:
-            await self.channel_layer.group_discard(table_group(self.table_id), self.channel_name)
-            await self.channel_layer.group_discard(
-                station_group(self.table_id, self.station.name), self.channel_name
-            )
+        self.stop_hearing()

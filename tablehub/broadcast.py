@@ -1,8 +1,10 @@
 """Sending the engine's notices to the stations, after the transaction that caused them.
 
-Public notices go to the table's group, private ones to the station's own group; each
-event carries an id ``round.seq.n`` (the round, the RoundEvent that caused it, its place),
-so a client can tell what it missed and ask for the full state.
+Everything one commit says about a table (public notices, each station's private ones)
+goes as one channel-layer message to the table's group, whose members are the server
+processes' table hubs (tablehub/fanout.py); each event carries an id ``round.seq.n`` (the
+round, the RoundEvent that caused it, its place), so a client can tell what it missed and
+ask for the full state.
 
 Every send goes through the event loop the consumers receive on (remembered when one
 connects): the in-memory channel layer's queues belong to that loop, and a timer, a
@@ -21,6 +23,7 @@ from django.conf import settings
 from django.db import transaction
 
 from rounds.engine import Notice
+from tablehub.fanout import CROUPIER, PUBLIC, STATION, frames_message, table_group
 
 _SERVER_LOOP: asyncio.AbstractEventLoop | None = None
 
@@ -41,36 +44,26 @@ def remember_server_loop() -> None:
         asyncio.ensure_future(database_sync_to_async(resume_tables)())
 
 
-def table_group(table_id: int) -> str:
-    return f"table.{table_id}"
-
-
-def station_group(table_id: int, station: str) -> str:
-    return f"station.{table_id}.{station}"
-
-
-def croupier_group(table_id: int) -> str:
-    return f"croupier.{table_id}"
-
-
 def publish_on_commit(table_id: int, round_id: int, seq: int, notices: list[Notice]) -> None:
     if notices:
         transaction.on_commit(lambda: publish(table_id, round_id, seq, notices))
 
 
 def publish(table_id: int, round_id: int, seq: int, notices: list[Notice]) -> None:
+    frames = []
     for n, notice in enumerate(notices):
         event: dict[str, Any] = {"type": "event", "id": f"{round_id}.{seq}.{n}", "round": round_id}
         event["event"] = notice.message
+        text = json.dumps(event)
         if notice.to == "public":
-            group = table_group(table_id)
+            frames.append((PUBLIC, None, text))
         else:
-            group = station_group(table_id, notice.to)
-        _send(group, {"type": "table.event", "text": json.dumps(event)})
+            frames.append((STATION, notice.to, text))
+    _send(table_group(table_id), frames_message(frames))
 
 
 def tell_croupier(table_id: int, message: dict[str, Any]) -> None:
-    _send(croupier_group(table_id), {"type": "table.event", "text": json.dumps(message)})
+    _send(table_group(table_id), frames_message([(CROUPIER, None, json.dumps(message))]))
 
 
 def _send(group: str, message: dict[str, Any]) -> None:

@@ -15,8 +15,9 @@ Two costs of channels' defaults matter when one card goes to hundreds of station
 * ``AsyncConsumer.dispatch`` hops to the database thread to close stale connections before
   every message, also for a table event that touches no database; here every database call
   goes through ``database_sync_to_async``, which does that cleanup itself, so it is skipped;
-* an event is encoded to JSON once, by ``tablehub.broadcast``, and each consumer forwards
-  the text as it is (no per-station encoding, no deep copy of a nested message).
+* an event is encoded to JSON once, by ``tablehub.broadcast``, and carried once per server
+  process: the process's table hub (tablehub/fanout.py) writes the text to each socket, with
+  no channel-layer message, queue or dispatch per station.
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ from typing import Any
 from channels.consumer import get_handler_name
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
 
-from tablehub import ratelimit
+from tablehub import fanout, ratelimit
 
 log = logging.getLogger("tablehub.door")
 
@@ -121,10 +122,21 @@ class TableConsumer(AsyncJsonWebsocketConsumer):
             raise ValueError(f"No handler for message type {message['type']}")
         await handler(message)
 
-    async def table_event(self, message: dict[str, Any]) -> None:
-        """An event for this table, this station or the croupier, already encoded."""
+    async def deliver(self, text: str) -> None:
+        """An event for this table, this station or the croupier, already encoded, from the
+        process's table hub (tablehub/fanout.py)."""
         if not self.closing:
-            await self.send(text_data=message["text"])
+            await self.send(text_data=text)
+
+    async def hear_table(self, table_id: int, station: str | None = None) -> None:
+        """From now on this socket gets the table's events: a station's own ones with
+        ``station``, the croupier's without."""
+        self.hub = await fanout.join(self, table_id, self.channel_layer, station)
+
+    def stop_hearing(self) -> None:
+        hub = getattr(self, "hub", None)
+        if hub is not None:
+            hub.remove(self)
 
     async def receive(self, text_data: str | None = None, bytes_data: bytes | None = None) -> None:
         if self.closing:

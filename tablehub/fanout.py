@@ -1,0 +1,190 @@
+"""A table's events, carried once per server process and handed to its sockets there.
+
+``tablehub.broadcast`` sends everything one commit has to say about a table (public events,
+each station's private events, messages for the croupier) as one channel-layer message to
+the table's group. The group's members are not the sockets but one *table hub* per server
+process: the process's only listener for that table. The hub writes each frame, already
+encoded, to the local sockets it is for, in the order the commit produced them.
+
+Why not one group member per socket, channels' usual way: a card for 200 stations was then
+200 layer messages (200 Redis pushes in production), 200 queue wake-ups and 200 consumer
+dispatches before the first byte was written; now it is one message per server process.
+One queue per process per table also keeps a station's private events in their order
+against the public ones.
+
+A socket joins its table's hub (``join``), which adds the hub to the group again each
+time, so a hub whose membership was lost (Redis restarted empty) hears the table again at
+the next join; it also renews its membership before the layer's group expiry. When the
+layer fails under it, the hub closes its sockets with 1011 ("try again"): a station that
+reconnects and joins gets the whole state, rather than sitting on an open socket that no
+longer hears its table. The last socket to leave (``TableHub.remove``) closes the hub.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import Any, Protocol
+
+log = logging.getLogger("tablehub.fanout")
+
+PUBLIC, STATION, CROUPIER = "table", "station", "croupier"  # who a frame is for
+MESSAGE_TYPE = "table.frames"
+RENEW_SECONDS = 3600.0  # well inside channels' default group expiry (a day)
+CLOSE_TRY_AGAIN = 1011
+
+
+class Socket(Protocol):
+    """What the hub needs of a consumer."""
+
+    async def deliver(self, text: str) -> None: ...
+
+    async def close(self, code: int | None = None) -> None: ...
+
+
+def table_group(table_id: int) -> str:
+    return f"table.{table_id}"
+
+
+def frames_message(frames: list[tuple[str, str | None, str]]) -> dict[str, Any]:
+    """The layer message for a commit's frames: (audience, station name or None, text)."""
+    return {"type": MESSAGE_TYPE, "frames": [list(frame) for frame in frames]}
+
+
+class TableHub:
+    def __init__(self, table_id: int, layer: Any) -> None:
+        self.table_id = table_id
+        self.layer = layer
+        self.loop = asyncio.get_running_loop()
+        self.listeners: set[Socket] = set()  # every socket that hears public events
+        self.stations: dict[str, set[Socket]] = {}
+        self.croupiers: set[Socket] = set()
+        self.channel: str | None = None
+        self.closed = False
+        self._tasks: list[asyncio.Task] = []
+        self.started = asyncio.ensure_future(self._start())
+
+    async def _start(self) -> None:
+        self.channel = await self.layer.new_channel()
+        await self.layer.group_add(table_group(self.table_id), self.channel)
+        if self.closed:  # closed while it started
+            await self._leave_group(self.channel)
+            return
+        self._tasks = [
+            asyncio.ensure_future(self._listen()),
+            asyncio.ensure_future(self._renew()),
+        ]
+
+    def add(self, socket: Socket, station: str | None) -> None:
+        self.listeners.add(socket)
+        if station is None:
+            self.croupiers.add(socket)
+        else:
+            self.stations.setdefault(station, set()).add(socket)
+
+    def remove(self, socket: Socket) -> None:
+        if socket not in self.listeners:
+            return
+        self.listeners.discard(socket)
+        self.croupiers.discard(socket)
+        for name, sockets in list(self.stations.items()):
+            sockets.discard(socket)
+            if not sockets:
+                del self.stations[name]
+        if not self.listeners:
+            self.close()
+
+    def close(self) -> None:
+        if self.closed:
+            return
+        self.closed = True
+        if _HUBS.get(self.table_id) is self:
+            del _HUBS[self.table_id]
+        for task in self._tasks:
+            task.cancel()
+        if self.channel is not None and self.started.done():
+            asyncio.ensure_future(self._leave_group(self.channel))
+
+    async def _leave_group(self, channel: str) -> None:
+        try:
+            await self.layer.group_discard(table_group(self.table_id), channel)
+        except Exception:  # the membership expires by itself
+            log.warning("table %s: could not leave the group", self.table_id, exc_info=True)
+
+    async def _renew(self) -> None:
+        while True:
+            await asyncio.sleep(RENEW_SECONDS)
+            try:
+                await self.layer.group_add(table_group(self.table_id), self.channel)
+            except Exception:
+                log.warning("table %s: could not renew the group", self.table_id, exc_info=True)
+
+    async def _listen(self) -> None:
+        while True:
+            try:
+                message = await self.layer.receive(self.channel)
+            except asyncio.CancelledError:
+                raise
+            except Exception:
+                log.exception(
+                    "table %s: the channel layer failed; closing its sockets", self.table_id
+                )
+                await self._close_sockets()
+                return
+            if message.get("type") == MESSAGE_TYPE:
+                await self.hand_out(message["frames"])
+
+    async def hand_out(self, frames: list[list[Any]]) -> None:
+        for audience, station, text in frames:
+            if audience == PUBLIC:
+                sockets = self.listeners
+            elif audience == STATION:
+                sockets = self.stations.get(station, ())
+            else:
+                sockets = self.croupiers
+            for socket in list(sockets):
+                try:
+                    await socket.deliver(text)
+                except Exception:  # one broken socket does not keep the frame from the rest
+                    log.exception("table %s: a frame could not be written", self.table_id)
+
+    async def _close_sockets(self) -> None:
+        sockets = list(self.listeners)
+        self.listeners.clear()
+        self.close()
+        for socket in sockets:
+            try:
+                await socket.close(code=CLOSE_TRY_AGAIN)
+            except Exception:
+                log.warning("table %s: a socket did not close", self.table_id, exc_info=True)
+
+
+_HUBS: dict[int, TableHub] = {}
+
+
+async def join(socket: Socket, table_id: int, layer: Any, station: str | None = None) -> TableHub:
+    """Let ``socket`` hear table ``table_id``: its public events and, for a station, that
+    station's private events, or for the croupier (``station`` None) the croupier's.
+    Returns the hub (``hub.remove(socket)`` when the socket closes) once the process hears
+    the table; a failure of the channel layer is raised."""
+    loop = asyncio.get_running_loop()
+    while True:
+        hub = _HUBS.get(table_id)
+        if hub is not None and (hub.layer is not layer or hub.loop is not loop):
+            hub.close()  # the hub of a loop or layer that is gone (tests make new ones)
+            hub = None
+        if hub is None:
+            hub = _HUBS[table_id] = TableHub(table_id, layer)
+            fresh = True
+        else:
+            fresh = False
+        try:
+            await asyncio.shield(hub.started)
+        except Exception:
+            hub.close()
+            raise
+        if not fresh:  # the membership may have been lost (Redis restarted empty)
+            await layer.group_add(table_group(table_id), hub.channel)
+        if not hub.closed:  # else its last socket left while this one waited: a new hub
+            hub.add(socket, station)
+            return hub

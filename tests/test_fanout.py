@@ -1,0 +1,160 @@
+"""The per-process table hub (tablehub/fanout.py): one channel-layer message per commit,
+each frame to the sockets it is for, in order; membership renewed at every join; a failing
+layer closes the sockets so that stations rejoin and get the whole state."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+from channels.layers import InMemoryChannelLayer
+
+from rounds.engine import Notice
+from tablehub import broadcast, fanout
+
+
+class RecordingSocket:
+    """Stands in for a consumer: what the hub wrote to it, and how it was closed."""
+
+    def __init__(self) -> None:
+        self.texts: list[str] = []
+        self.closed_with: int | None = None
+
+    async def deliver(self, text: str) -> None:
+        self.texts.append(text)
+
+    async def close(self, code: int | None = None) -> None:
+        self.closed_with = code
+
+
+async def settle() -> None:
+    for _ in range(5):
+        await asyncio.sleep(0)
+
+
+async def send(layer, table_id: int, frames) -> None:
+    await layer.group_send(fanout.table_group(table_id), fanout.frames_message(frames))
+    await settle()
+
+
+@pytest.fixture
+def layer():
+    return InMemoryChannelLayer()
+
+
+async def test_each_frame_goes_to_the_sockets_it_is_for_in_order(layer) -> None:
+    s1, s1_again, s2, croupier = (RecordingSocket() for _ in range(4))
+    hub = await fanout.join(s1, 7, layer, "s1")
+    assert await fanout.join(s1_again, 7, layer, "s1") is hub  # one hub per table
+    await fanout.join(s2, 7, layer, "s2")
+    await fanout.join(croupier, 7, layer)
+    assert list(layer.groups[fanout.table_group(7)]) == [hub.channel]  # the process, once
+
+    await send(
+        layer,
+        7,
+        [
+            (fanout.PUBLIC, None, "card"),
+            (fanout.STATION, "s1", "s1 prompt"),
+            (fanout.STATION, "s2", "s2 prompt"),
+            (fanout.CROUPIER, None, "reader error"),
+            (fanout.PUBLIC, None, "step"),
+        ],
+    )
+    assert s1.texts == ["card", "s1 prompt", "step"]
+    assert s1_again.texts == ["card", "s1 prompt", "step"]
+    assert s2.texts == ["card", "s2 prompt", "step"]
+    assert croupier.texts == ["card", "reader error", "step"]
+    hub.close()
+
+
+async def test_a_commit_is_one_layer_message_for_every_station(layer, monkeypatch) -> None:
+    sockets = {f"s{n}": RecordingSocket() for n in range(1, 4)}
+    for name, socket in sockets.items():
+        await fanout.join(socket, 3, layer, name)
+    sent = []
+    real_group_send = layer.group_send
+
+    async def counting_group_send(group, message):
+        sent.append(group)
+        await real_group_send(group, message)
+
+    monkeypatch.setattr(layer, "group_send", counting_group_send)
+    monkeypatch.setattr(broadcast, "get_channel_layer", lambda: layer)
+    notices = [Notice("public", {"type": "card", "card": "9H"})]
+    notices += [Notice(name, {"type": "balance", "credits": "90.00"}) for name in sockets]
+    await asyncio.get_running_loop().run_in_executor(None, broadcast.publish, 3, 11, 4, notices)
+    await settle()
+
+    assert sent == ["table.3"]
+    for n, socket in enumerate(sockets.values(), start=1):
+        assert [text.split('"id": ')[1][:8] for text in socket.texts] == ['"11.4.0"', f'"11.4.{n}"']
+        assert '"9H"' in socket.texts[0] and '"90.00"' in socket.texts[1]
+    fanout._HUBS[3].close()
+
+
+async def test_the_last_socket_to_leave_closes_the_hub_and_leaves_the_group(layer) -> None:
+    first, second = RecordingSocket(), RecordingSocket()
+    hub = await fanout.join(first, 5, layer, "s1")
+    await fanout.join(second, 5, layer, "s2")
+    hub.remove(first)
+    assert not hub.closed
+    hub.remove(first)  # twice changes nothing
+    hub.remove(second)
+    await settle()
+    assert hub.closed and not layer.groups.get(fanout.table_group(5))
+    again = RecordingSocket()
+    assert await fanout.join(again, 5, layer, "s1") is not hub  # a new hub hears the table
+    await send(layer, 5, [(fanout.PUBLIC, None, "card")])
+    assert again.texts == ["card"] and first.texts == [] and second.texts == []
+    fanout._HUBS[5].close()
+
+
+async def test_a_join_puts_the_hub_back_in_a_group_it_lost(layer) -> None:
+    old = RecordingSocket()
+    hub = await fanout.join(old, 9, layer, "s1")
+    # What Redis restarted empty does to the membership:
+    await layer.group_discard(fanout.table_group(9), hub.channel)
+    new = RecordingSocket()
+    assert await fanout.join(new, 9, layer, "s2") is hub
+    await send(layer, 9, [(fanout.PUBLIC, None, "card")])
+    assert old.texts == ["card"] and new.texts == ["card"]
+    hub.close()
+
+
+class FailingLayer(InMemoryChannelLayer):
+    """The in-memory layer, made to fail the way a lost Redis connection does."""
+
+    broken = False
+
+    async def receive(self, channel):
+        while not self.broken:
+            await asyncio.sleep(0.01)
+        raise ConnectionError("the channel layer's server went away")
+
+
+async def test_a_failing_layer_closes_the_sockets_so_stations_rejoin() -> None:
+    layer = FailingLayer()
+    s1, s2 = RecordingSocket(), RecordingSocket()
+    hub = await fanout.join(s1, 4, layer, "s1")
+    await fanout.join(s2, 4, layer, "s2")
+    layer.broken = True
+    for _ in range(100):
+        if hub.closed:
+            break
+        await asyncio.sleep(0.01)
+    assert hub.closed
+    assert s1.closed_with == s2.closed_with == fanout.CLOSE_TRY_AGAIN
+    layer.broken = False
+    rejoined = RecordingSocket()
+    assert await fanout.join(rejoined, 4, layer, "s1") is not hub
+    fanout._HUBS[4].close()
+
+
+async def test_a_hub_from_another_event_loop_or_layer_is_replaced(layer) -> None:
+    socket = RecordingSocket()
+    hub = await fanout.join(socket, 6, layer, "s1")
+    other = InMemoryChannelLayer()
+    newer = await fanout.join(RecordingSocket(), 6, other, "s1")
+    assert newer is not hub and hub.closed and newer.layer is other
+    newer.close()
