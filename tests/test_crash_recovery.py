@@ -33,8 +33,7 @@ import redis
 from django.db import connection
 from django.db.models import Sum
 from django.utils import timezone
-from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidStatus
-from websockets.sync.client import connect
+from websockets.exceptions import ConnectionClosed
 
 from bench.loopback import start_daphne
 from payouts import ledger
@@ -46,6 +45,7 @@ from stations.models import Station
 from stations.services import cash_in
 from tablehub.loopback import free_port, wait_for_port
 from tablehub.models import Jurisdiction, Table, TableConfig
+from tests.wsclient import Client
 
 ROOT = Path(__file__).resolve().parents[1]
 READER_KEY = "reader-key"
@@ -229,61 +229,6 @@ class OwnRedis:
 
 
 # -- clients ----------------------------------------------------------------------------------
-
-
-class Client:
-    """A websocket client that can lose its server and connect again."""
-
-    def __init__(self, server: Server, path: str) -> None:
-        self.server = server
-        self.path = path
-        self.ws = None
-        self.frames: list[dict] = []
-        self.sent = 0
-
-    def connect(self, limit: float = 20.0) -> None:
-        self.drop()
-        deadline = time.monotonic() + limit
-        while True:
-            try:
-                self.ws = connect(
-                    f"ws://127.0.0.1:{self.server.port}{self.path}",
-                    origin="http://127.0.0.1",
-                    open_timeout=5,
-                    close_timeout=1,
-                ).__enter__()
-                return
-            except (OSError, InvalidHandshake, InvalidStatus, TimeoutError):
-                if time.monotonic() > deadline:
-                    raise
-                time.sleep(0.2)
-
-    def drop(self) -> None:
-        if self.ws is not None:
-            try:
-                self.ws.close()
-            except Exception:
-                pass
-        self.ws = None
-        self.frames.clear()
-
-    def send(self, message: dict) -> None:
-        self.ws.send(json.dumps(message))
-
-    def until(self, test, limit: float = 20.0) -> dict:
-        deadline = time.monotonic() + limit
-        while time.monotonic() < deadline:
-            try:
-                frame = json.loads(self.ws.recv(timeout=0.5))
-            except TimeoutError:
-                continue
-            self.frames.append(frame)
-            if test(frame):
-                return frame
-        raise AssertionError(f"{self.path}: no such frame within {limit} s: {self.frames[-5:]}")
-
-    def events(self, kind: str) -> list[dict]:
-        return [f["event"] for f in self.frames if f.get("event", {}).get("type") == kind]
 
 
 class StationClient(Client):

@@ -6,7 +6,6 @@ on 127.0.0.1, bounded in time. Needs PostgreSQL and Redis (runs in CI, skips loc
 without them).
 """
 
-import json
 import os
 import subprocess
 import sys
@@ -14,7 +13,6 @@ import time
 
 import pytest
 from django.db import connection
-from websockets.sync.client import connect
 
 from bench.loopback import start_daphne
 from payouts import ledger
@@ -25,6 +23,7 @@ from stations.models import Station
 from stations.services import cash_in
 from tablehub.loopback import free_port, wait_for_port
 from tablehub.models import Jurisdiction, Table, TableConfig
+from tests import wsclient
 
 pytestmark = pytest.mark.services
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -74,31 +73,10 @@ def cluster(postgres_url, redis_url, transactional_db):
             process.wait(timeout=10)
 
 
-class Client:
+class Client(wsclient.Client):
     def __init__(self, port: int, path: str) -> None:
-        self._connection = connect(
-            f"ws://127.0.0.1:{port}{path}", origin="http://127.0.0.1", open_timeout=10
-        )
-        self.ws = self._connection.__enter__()
-        self.frames: list[dict] = []
-
-    def close(self) -> None:
-        self._connection.__exit__(None, None, None)
-
-    def send(self, message: dict) -> None:
-        self.ws.send(json.dumps(message))
-
-    def until(self, test, limit: float = 15.0) -> dict:
-        deadline = time.monotonic() + limit
-        while time.monotonic() < deadline:
-            try:
-                frame = json.loads(self.ws.recv(timeout=0.5))
-            except TimeoutError:
-                continue
-            self.frames.append(frame)
-            if test(frame):
-                return frame
-        raise AssertionError(f"no such frame within {limit} s; got {self.frames[-5:]}")
+        super().__init__(port, path)
+        self.connect()
 
     def ask(self, message: dict) -> dict:
         self.send(message)
@@ -108,6 +86,9 @@ class Client:
                 and f.get("client_id", message.get("client_id")) == message.get("client_id")
             )
         )
+
+    def close(self) -> None:
+        self.drop()
 
 
 def wait_for_phase(round_id: int, phase: str, limit: float = 20.0) -> None:
