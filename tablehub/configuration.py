@@ -15,6 +15,10 @@ with a message saying why, keyed by the part of the configuration it is about:
   sheet service, payouts/rtp.py) is not below the jurisdiction's floor;
 * up to 8 chip denominations (seed 001 §4, "Player can choose between up to 8 chips").
 
+``check_tables_under`` refuses a jurisdiction change that a table's current configuration
+would break (``Jurisdiction.clean``): tables are reconfigured first, then the jurisdiction
+tightened.
+
 ``save_version`` never edits a configuration: a change is a new version, which the table's
 next round takes up (a round keeps the version it opened with).
 """
@@ -97,6 +101,32 @@ def check_config(table: Table, data: dict[str, Any]) -> dict[str, Any]:
     )
     problems.raise_if_any()
     return out
+
+
+def check_tables_under(jurisdiction: Jurisdiction) -> None:
+    """Refuse a change to ``jurisdiction`` (not yet saved) that a table's current
+    configuration would break: ValidationError naming each such table and why. Tighten a
+    jurisdiction after its tables are reconfigured, never under a running configuration."""
+    if jurisdiction.pk is None:
+        return
+    broken = []
+    for table in Table.objects.filter(jurisdiction_id=jurisdiction.pk).order_by("name"):
+        config = table.current_config()
+        if config is None:
+            continue
+        table.jurisdiction = jurisdiction  # checked against the change, in memory only
+        try:
+            check_config(table, config.as_data())
+        except ValidationError as exc:
+            why = "; ".join(m for messages in exc.message_dict.values() for m in messages)
+            broken.append(f"table {table.name} (configuration v{config.version}): {why}")
+    if broken:
+        raise ValidationError(
+            "This change would break the current configuration of "
+            + ("a table" if len(broken) == 1 else f"{len(broken)} tables")
+            + "; change the configuration first. "
+            + " | ".join(broken)
+        )
 
 
 def _check_rules(j: Jurisdiction, data: object, problems: Problems) -> RuleSet | None:

@@ -104,6 +104,8 @@ class Jurisdiction(models.Model):
         return (self.code,)
 
     def clean(self) -> None:
+        """Valid codes and rules, and no table's current configuration broken by the change
+        (tablehub/configuration.py)."""
         from payouts.specials import BETS
 
         errors: dict[str, str] = {}
@@ -127,6 +129,9 @@ class Jurisdiction(models.Model):
                 errors["required_rules"] = str(exc)
         if errors:
             raise ValidationError(errors)
+        from tablehub.configuration import check_tables_under
+
+        check_tables_under(self)
 
 
 class Table(models.Model):

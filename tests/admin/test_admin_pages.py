@@ -258,3 +258,27 @@ def test_only_those_who_change_jurisdictions_move_a_table_to_another(login, tabl
     assert login("superuser").post(url, data).status_code == 302
     table.refresh_from_db()
     assert table.jurisdiction == other
+
+
+def test_the_admin_refuses_to_tighten_a_jurisdiction_under_a_table(login, table):
+    wa = table.jurisdiction
+    data = {
+        "code": wa.code,
+        "name": wa.name,
+        "source": wa.source,
+        "approved_special_bets": wa.approved_special_bets,
+        "blackjack_pays": ["3:2"],
+        "max_splits": "1",  # the table splits to 4 hands
+        "required_rules": '{"hit_split_aces": false}',
+        "min_rtp": "",
+        "let_it_play_cap": "",
+        "max_decision_seconds": "25",
+        "disputes_allowed": "on",
+        "dispute_window_seconds": "0",
+        "stale_game_hours": "24",
+    }
+    response = login("superuser").post(f"/admin/tablehub/jurisdiction/{wa.pk}/change/", data)
+    assert response.status_code == 200  # the form again, with the reason
+    assert "table WA 1 (configuration v1)" in response.content.decode()
+    wa.refresh_from_db()
+    assert (wa.max_splits, wa.blackjack_pays) == (3, ["3:2", "6:5", "1:1"])

@@ -62,3 +62,28 @@ def test_a_jurisdiction_refuses_unknown_codes(jurisdictions):
         "blackjack_pays": ["unknown payout '2:1' (known: 3:2, 6:5, 1:1)"],
         "required_rules": ["rules: decks must be a whole number from 1 to 8, got 9"],
     }
+
+
+def test_tightening_a_jurisdiction_under_a_configured_table_is_refused(table, other_table):
+    wa = Jurisdiction.objects.get(code="wa-tribal")
+    wa.max_splits = 1  # both tables split to 4 hands (max_splits 3)
+    wa.approved_special_bets = [b for b in wa.approved_special_bets if b != "pair"]
+    with pytest.raises(ValidationError) as exc:
+        wa.full_clean()
+    (message,) = exc.value.messages
+    assert message.startswith("This change would break the current configuration of 2 tables")
+    for name in ("WA 1", "WA 2"):
+        assert f"table {name} (configuration v1): " in message
+    assert message.count("allows at most 1") == 2
+    assert message.count("pair is not approved in Washington State tribal casinos") == 2
+    assert Jurisdiction.objects.get(code="wa-tribal").max_splits == 3  # nothing changed
+
+
+def test_a_change_every_current_configuration_allows_is_accepted(table):
+    wa = Jurisdiction.objects.get(code="wa-tribal")
+    wa.max_decision_seconds = 20  # the table's timers are 15 s
+    wa.approved_special_bets = ["21+3", "pair"]  # what the table offers
+    wa.full_clean()
+    wa.max_decision_seconds = 10
+    with pytest.raises(ValidationError, match=r"table WA 1 \(configuration v1\): .*decision"):
+        wa.full_clean()
