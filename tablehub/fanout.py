@@ -10,7 +10,9 @@ Why not one group member per socket, channels' usual way: a card for 200 station
 200 layer messages (200 Redis pushes in production), 200 queue wake-ups and 200 consumer
 dispatches before the first byte was written; now it is one message per server process.
 One queue per process per table also keeps a station's private events in their order
-against the public ones.
+against the public ones. The hub writes to one socket after another: daphne's send never
+waits for the client (Twisted buffers what the socket cannot take yet), so a slow station
+does not hold up the others.
 
 A socket joins its table's hub (``join``), which adds the hub to the group again each
 time, so a hub whose membership was lost (Redis restarted empty) hears the table again at
