@@ -16,10 +16,11 @@ is per initial bet.
   how often each composition is reached, then played exactly.
 
 The player's draws after a peek are conditioned exactly on the hole card not completing
-a blackjack (``draws``). Approximations (see docs/maingame.md): resplits use an
-expected-hand-count model; split hands' values come from the shoe less the pair, each as
-if the other hand's cards were not drawn; ten-value ranks are one rank, so
-``split_unlike_tens`` only matters where splitting tens pays, which it never does here.
+a blackjack (``draws``). Each split hand is valued from the shoe less the pair, the dealer
+drawing from the shoe that hand leaves, as if the other hand's cards were not drawn: that is
+exact when no resplit can happen (see ``MainGame.split``). Approximations (see
+docs/maingame.md): resplits use an expected-hand-count model; ten-value ranks are one rank,
+so ``split_unlike_tens`` only matters where splitting tens pays, which it never does here.
 """
 
 from __future__ import annotations
@@ -250,7 +251,16 @@ class MainGame:
     # -- splits -------------------------------------------------------------------------------
 
     def split(self, shoe: Shoe, up: int, rank: int, play: Chooser) -> float:
-        """Split a pair of ``rank`` (both cards already out of ``shoe``); per initial bet."""
+        """Split a pair of ``rank`` (both cards already out of ``shoe``); per initial bet.
+
+        Each hand is valued from ``shoe`` as if it were the only one, the dealer drawing from
+        the shoe it leaves. Without resplits this is exact for a strategy that looks only at the
+        hand's own cards: the cards after the end of a hand (a stopping time of the shuffled
+        shoe) are again a uniformly shuffled shoe, so hand 2 played between hand 1 and the
+        dealer changes neither the dealer's chances against hand 1 nor, by symmetry, hand 2's
+        own value (E[hand 1 + hand 2] = 2 E[hand 1]); a test checks it against plain recursion
+        over the real order of the cards. With resplits, the number of hands is modelled by
+        ``expected_hands`` (an approximation, docs/maingame.md)."""
         r = self.rules
         one_card = rank == ACE and not r.hit_split_aces
         may_resplit = r.max_splits > 1 and (rank != ACE or r.resplit_aces)

@@ -210,3 +210,122 @@ def test_six_deck_basic_strategy_matches_the_published_house_edge_table():
     surrender, peek, 3:2, basic strategy with a continuous shuffler: 0.460 % (docs/maingame.md)."""
     rules = RuleSet(decks=6, max_splits=1, late_surrender=False)
     assert main_parsheet(rules)["house_edge"] == pytest.approx(0.00460, abs=0.00005)
+
+
+def brute_force_split(shoe, up, rank, hole_card, peek, obo):
+    """A split pair's value (both hands, per initial bet) by plain recursion over the real order of
+    the cards from one small shoe: the hole card (under a peek, not the rank completing a
+    blackjack), hand 1's cards to its end, then hand 2's, then the dealer's. Both hands are scored
+    against that one dealer hand. The player doubles two-card 10 and 11, hits hard totals below 17
+    and soft totals below 18; split aces take one card each. With OBO (no hole card) hand 1 keeps
+    the box's first card: it loses its original bet to a dealer blackjack, hand 2 nothing."""
+    values = list(range(1, 11))
+    bust, blackjack = 22, 99
+
+    def take(counts, r):
+        return counts[:r] + (counts[r] - 1,) + counts[r + 1 :]
+
+    def total(hard, ace):
+        return hard + 10 if ace and hard <= 11 else hard
+
+    @cache
+    def finals(counts):
+        """(probability, shoe left, final total, stake) of every way one split hand ends."""
+        out = []
+
+        def go(counts, hard, ace, n, stake, p):
+            t = total(hard, ace)
+            if hard > 21:
+                out.append((p, counts, bust, stake))
+                return
+            if stake == 2 or (n == 2 and rank == 0):  # a double, or split aces: one card only
+                out.append((p, counts, t, stake))
+                return
+            if n == 2 and t in (10, 11):
+                stake = 2
+            elif not (t < 17 or (ace and hard <= 11 and t < 18)):
+                out.append((p, counts, t, stake))
+                return
+            left = sum(counts)
+            for r in range(10):
+                if counts[r]:
+                    q = p * counts[r] / left
+                    go(take(counts, r), hard + values[r], ace or r == 0, n + 1, stake, q)
+
+        go(counts, values[rank], rank == 0, 1, 1, 1.0)
+        return tuple(out)
+
+    @cache
+    def dealer(counts, hard, ace, n):
+        t = total(hard, ace)
+        if n == 2 and t == 21:
+            return {blackjack: 1.0}
+        if hard > 21:
+            return {bust: 1.0}
+        if n >= 2 and t >= 17:
+            return {t: 1.0}
+        out = {}
+        left = sum(counts)
+        for r in range(10):
+            if counts[r]:
+                for k, p in dealer(take(counts, r), hard + values[r], ace or r == 0, n + 1).items():
+                    out[k] = out.get(k, 0) + counts[r] / left * p
+        return out
+
+    def score(t, stake, outcome, loses_to_blackjack):
+        if t == bust:
+            return -stake
+        if outcome == blackjack:
+            return -loses_to_blackjack
+        if outcome == bust:
+            return stake
+        return stake * ((t > outcome) - (t < outcome))
+
+    def both_hands(counts, d_hard, d_ace, d_n):
+        ev = 0.0
+        for p1, after_1, t1, s1 in finals(counts):
+            for p2, after_2, t2, s2 in finals(after_1):
+                for outcome, pd in dealer(after_2, d_hard, d_ace, d_n).items():
+                    first = score(t1, s1, outcome, 1 if obo else s1)
+                    second = score(t2, s2, outcome, 0 if obo else s2)
+                    ev += p1 * p2 * pd * (first + second)
+        return ev
+
+    if not hole_card:
+        return both_hands(shoe, values[up], up == 0, 1)
+    excluded = {0: 9, 9: 0}.get(up) if peek else None
+    allowed = sum(c for r, c in enumerate(shoe) if r != excluded)
+    return sum(
+        shoe[h] / allowed * both_hands(take(shoe, h), values[up] + values[h], up == 0 or h == 0, 2)
+        for h in range(10)
+        if shoe[h] and h != excluded
+    )
+
+
+@pytest.mark.parametrize(
+    "rank,up,hole_card,obo",
+    [(7, 0, True, False), (8, 9, True, False), (0, 9, True, False), (9, 5, True, False)]
+    + [(7, 9, False, False), (7, 9, False, True)],
+)
+def test_a_split_is_worth_both_hands_against_one_dealer_hand_drawn_after_them(
+    rank, up, hole_card, obo
+):
+    """MainGame.split values each split hand from the shoe less the pair (and the up card), with
+    the dealer drawing from a shoe that has not lost the other hand's cards. That is exact for two
+    hands played by a fixed strategy (docs/maingame.md): checked against the real order of the
+    cards, with both hands and then the dealer drawn from one small shoe."""
+    from payouts.maingame.analysis import MainGame
+
+    rules = RuleSet(decks=1, max_splits=1, late_surrender=False, hole_card=hole_card, obo=obo)
+    game = MainGame(rules)
+    shoe = (2, 2, 2, 2, 2, 2, 2, 2, 2, 7)  # after the pair and the up card; the hole card in it
+
+    def play(_shoe, _up, spot, values):
+        t, soft = spot.total
+        if "D" in values and t in (10, 11):
+            return "D"
+        return "H" if "H" in values and (t < 17 or (soft and t < 18)) else "S"
+
+    ours = game.split(shoe, up, rank, play)
+    exact = brute_force_split(shoe, up, rank, hole_card, game.peeked(up), obo)
+    assert ours == pytest.approx(exact, abs=1e-10)
