@@ -50,7 +50,8 @@ def play(rules: RuleSet, chart: dict, rounds: int, seed: int) -> tuple[float, fl
                 continue
             prompt = rnd.prompt_for("p")
             hand = seat.prompt if prompt["kind"] == "decision" else seat.hands[0]
-            rnd.apply(Decision("p", player.decide(hand.cards, rnd.dealer[0], prompt)))
+            action = player.decide(hand.cards, rnd.dealer[0], prompt, hand.split)
+            rnd.apply(Decision("p", action))
         result = float((seat.credits - credits) / STAKE)
         total += result
         total_sq += result * result

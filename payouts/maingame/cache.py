@@ -13,7 +13,9 @@ from rounds.engine.rules import RuleSet
 
 from .parsheet import main_parsheet
 
-CACHE_VERSION = 2  # bump when the analysis changes its results (2: exact draws after a peek)
+# Bump when the analysis changes its results (2: exact draws after a peek; 3: a pair's own
+# first play in the chart).
+CACHE_VERSION = 3
 
 
 def cache_dir() -> Path:

@@ -8,7 +8,7 @@ configuration at no cost after the first time.
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from functools import cache
 from typing import Any
 
@@ -27,12 +27,18 @@ def best(shoe: Shoe, up: int, spot: Spot, values: dict[str, float]) -> str:
 
 
 class Chart:
-    """A basic-strategy chart: one letter per hard total, soft total, pair and up card."""
+    """A basic-strategy chart: one letter per hard total, soft total, pair and up card.
+
+    A pair's letter is the pair's own first play, as printed charts give it: ``P`` split, or
+    the play of the unsplit pair (``H``, ``S``, ``D``, ``Ds``, ``R``), which may differ from
+    its hard total's (7,7 against a ten, one deck: surrender; hard 14 there is a hit). The
+    totals are derived from the hands that are not pairs and from every hand after a hit.
+    Split hands play by their totals, and split again where the pair says ``P``."""
 
     def __init__(self) -> None:
         self.totals: dict[tuple[bool, int, int], str] = {}
         self.surrender: dict[tuple[bool, int, int], bool] = {}
-        self.pairs: dict[tuple[int, int], bool] = {}
+        self.pairs: dict[tuple[int, int], str] = {}
 
     def choose(self, shoe: Shoe, up: int, spot: Spot, values: dict[str, float]) -> str:
         t, soft = spot.total
@@ -40,13 +46,20 @@ class Chart:
             return "S"
         if "R" in values and self.surrender.get((soft, t, up)):
             return "R"
-        letter = self.totals.get((soft, t, up), "H" if values["H"] > values["S"] else "S")
-        if letter in ("D", "Ds"):
-            return "D" if "D" in values else ("H" if letter == "D" else "S")
-        return letter
+        return resolve(
+            self.totals.get((soft, t, up), "H" if values["H"] > values["S"] else "S"), values
+        )
 
     def __hash__(self) -> int:
         return id(self)
+
+
+def resolve(letter: str, values: dict[str, float]) -> str:
+    """The action a chart letter takes where ``values`` are the actions allowed: ``D`` is
+    double else hit, ``Ds`` double else stand."""
+    if letter in ("D", "Ds"):
+        return "D" if "D" in values else ("H" if letter == "D" else "S")
+    return letter
 
 
 def initial_hands(game: MainGame) -> Iterator[tuple[float, int, int, int, Shoe]]:
@@ -81,9 +94,12 @@ def may_split(game: MainGame, rank: int) -> bool:
     return game.rules.max_splits > 0
 
 
-def round_value(game: MainGame, play: Chooser, split_pair: Any) -> float:
-    """Expected result per initial bet. ``split_pair(shoe, up, rank, keep, split)`` says
-    whether to split, given the values of keeping and splitting."""
+PairPlay = Callable[[Shoe, int, int, Spot], float]  # (shoe, up, rank, spot) -> value
+
+
+def round_value(game: MainGame, play: Chooser, pair_value: PairPlay) -> float:
+    """Expected result per initial bet: ``play`` decides every hand but an initial pair,
+    whose value ``pair_value`` gives."""
     ratio = float(game.rules.blackjack_ratio)
     ev = 0.0
     for weight, up, p1, p2, shoe in initial_hands(game):
@@ -92,11 +108,10 @@ def round_value(game: MainGame, play: Chooser, split_pair: Any) -> float:
             ev += weight * ratio * (1.0 - p_bj)  # a dealer blackjack pushes it
             continue
         spot = Spot(VALUES[p1] + VALUES[p2], ACE in (p1, p2), 2)
-        keep = game.value(shoe, up, spot, play)
-        if p1 == p2 and may_split(game, p1):
-            split = game.split(shoe, up, p1, play)
-            if split_pair(shoe, up, p1, keep, split):
-                keep = split
+        if p1 == p2:
+            keep = pair_value(shoe, up, p1, spot)
+        else:
+            keep = game.value(shoe, up, spot, play)
         if game.peeked(up):
             ev += weight * (-p_bj + (1.0 - p_bj) * keep)
         else:
@@ -104,9 +119,37 @@ def round_value(game: MainGame, play: Chooser, split_pair: Any) -> float:
     return ev
 
 
+def best_pair_value(game: MainGame) -> PairPlay:
+    """Composition-dependent play of a pair: the best of its own plays and splitting."""
+
+    def value(shoe: Shoe, up: int, rank: int, spot: Spot) -> float:
+        keep = game.value(shoe, up, spot, best)
+        if may_split(game, rank):
+            return max(keep, game.split(shoe, up, rank, best))
+        return keep
+
+    return value
+
+
+def chart_pair_value(game: MainGame, chart: Chart) -> PairPlay:
+    """A pair played by the chart's letter for it; its later decisions by the chart."""
+
+    def value(shoe: Shoe, up: int, rank: int, spot: Spot) -> float:
+        letter = chart.pairs[(rank, up)]
+        if letter == "P" and may_split(game, rank):
+            return game.split(shoe, up, rank, chart.choose)
+        values = game.actions(shoe, up, spot, chart.choose)
+        if letter == "R" and "R" not in values or letter == "P":
+            return game.value(shoe, up, spot, chart.choose)  # the hard total's play
+        return values[resolve(letter, values)]
+
+    return value
+
+
 def derive_chart(game: MainGame, play: Chooser, pairs_from: Any) -> Chart:
     """One decision per (soft, total, up card): the action with the most expected value over
-    every composition that reaches it, weighted by how often ``play`` reaches it."""
+    every composition that reaches it, weighted by how often ``play`` reaches it; initial
+    pairs have their own letter (``pairs_from``) and count for the totals only after a hit."""
     sums: dict[tuple[bool, int, int], dict[str, float]] = defaultdict(lambda: defaultdict(float))
     doubles: dict[tuple[bool, int, int], dict[str, float]] = defaultdict(lambda: defaultdict(float))
     surrenders: dict[tuple[bool, int, int], float] = defaultdict(float)
@@ -116,6 +159,8 @@ def derive_chart(game: MainGame, play: Chooser, pairs_from: Any) -> Chart:
         values = game.actions(shoe, up, spot, play)
         if len(values) == 1:
             return
+        if play(shoe, up, spot, values) == "H":
+            hits(shoe, up, spot, weight)
         t, soft = spot.total
         key = (soft, t, up)
         for action in ("S", "H"):
@@ -128,8 +173,8 @@ def derive_chart(game: MainGame, play: Chooser, pairs_from: Any) -> Chart:
             surrenders[key] += weight * (
                 values["R"] - max(values["S"], values["H"], values.get("D", -9))
             )
-        if play(shoe, up, spot, values) != "H":
-            return
+
+    def hits(shoe: Shoe, up: int, spot: Spot, weight: float) -> None:
         p = game.draws(shoe, up)
         for r in range(10):
             if shoe[r]:
@@ -142,7 +187,11 @@ def derive_chart(game: MainGame, play: Chooser, pairs_from: Any) -> Chart:
             continue
         if game.peeked(up):
             weight *= 1.0 - hole_blackjack(shoe, up)
-        visit(shoe, up, Spot(VALUES[p1] + VALUES[p2], ACE in (p1, p2), 2), weight)
+        spot = Spot(VALUES[p1] + VALUES[p2], ACE in (p1, p2), 2)
+        if p1 != p2:
+            visit(shoe, up, spot, weight)
+        elif pairs_from(p1, up) == "H":
+            hits(shoe, up, spot, weight)
 
     for key, s in sums.items():
         base = "H" if s["H"] > s["S"] else "S"
@@ -159,18 +208,24 @@ def derive_chart(game: MainGame, play: Chooser, pairs_from: Any) -> Chart:
 
 
 def pair_decisions(game: MainGame, play: Chooser) -> Any:
-    """Split a pair (one composition per pair and up card) when splitting is worth more."""
+    """A pair's own first play (one composition per pair and up card): split, or the best
+    chart letter for the unsplit pair, later decisions made by ``play``."""
     full = game.full
 
     @cache
-    def decide(rank: int, up: int) -> bool:
-        if not may_split(game, rank):
-            return False
+    def decide(rank: int, up: int) -> str:
         shoe = remove(remove(remove(full, up), rank), rank)
-        if shoe[rank] < 0 or min(shoe) < 0:
-            return False
+        if min(shoe) < 0:
+            return "S"  # no such pair in this shoe
         spot = Spot(2 * VALUES[rank], rank == ACE, 2)
-        return game.split(shoe, up, rank, play) > game.value(shoe, up, spot, play)
+        values = game.actions(shoe, up, spot, play)
+        plays = {k: v for k, v in values.items() if k in ("S", "H", "D", "R")}
+        if may_split(game, rank):
+            plays["P"] = game.split(shoe, up, rank, play)
+        letter = max(plays, key=plays.get)
+        if letter == "D":
+            return "D" if values["H"] > values["S"] else "Ds"
+        return letter
 
     return decide
 
@@ -179,7 +234,7 @@ def pair_decisions(game: MainGame, play: Chooser) -> Any:
 def main_parsheet(rules: RuleSet) -> dict[str, Any]:
     """The main game's par sheet for one rule set (cached per rule set)."""
     game = MainGame(rules)
-    cd = 1.0 + round_value(game, best, lambda shoe, up, rank, keep, split: split > keep)
+    cd = 1.0 + round_value(game, best, best_pair_value(game))
 
     play: Chooser = best
     chart = Chart()
@@ -192,9 +247,7 @@ def main_parsheet(rules: RuleSet) -> dict[str, Any]:
         if snapshot in seen:
             break
         seen.append(snapshot)
-    rtp = 1.0 + round_value(
-        game, chart.choose, lambda shoe, up, rank, keep, split: chart.pairs[(rank, up)]
-    )
+    rtp = 1.0 + round_value(game, chart.choose, chart_pair_value(game, chart))
     return {
         "bet": "main",
         "rules": rules.to_dict(),
@@ -218,9 +271,7 @@ def chart_json(chart: Chart) -> dict[str, dict[str, dict[str, str]]]:
         str(t): by_up(lambda up, t=t: chart.totals.get((True, t, up), "S")) for t in range(13, 21)
     }
     pairs = {
-        f"{UP_LABELS[r]},{UP_LABELS[r]}": by_up(
-            lambda up, r=r: "P" if chart.pairs.get((r, up)) else "-"
-        )
+        f"{UP_LABELS[r]},{UP_LABELS[r]}": by_up(lambda up, r=r: chart.pairs[(r, up)])
         for r in CHART_UPS
     }
     surrender = {

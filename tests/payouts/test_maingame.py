@@ -85,8 +85,8 @@ def test_seed_000_chart_is_the_textbook_eight_deck_s17_das_chart(seed_000_sheet)
     assert chart["hard"]["16"]["7"] == "H" and chart["hard"]["13"]["2"] == "S"
     assert [chart["soft"]["18"][u] for u in "2789TA"] == ["S", "S", "S", "H", "H", "H"]
     assert [chart["soft"]["18"][u] for u in "3456"] == ["Ds"] * 4
-    assert chart["pairs"]["8,8"]["A"] == "P" and chart["pairs"]["T,T"]["6"] == "-"
-    assert [chart["pairs"]["9,9"][u] for u in "7TA"] == ["-", "-", "-"]
+    assert chart["pairs"]["8,8"]["A"] == "P" and chart["pairs"]["T,T"]["6"] == "S"
+    assert [chart["pairs"]["9,9"][u] for u in "7TA"] == ["S", "S", "S"]
     assert chart["surrender"]["16"]["T"] == "R" and chart["surrender"]["15"]["T"] == "R"
     assert "17" not in chart["surrender"]
 
@@ -210,6 +210,20 @@ def test_six_deck_basic_strategy_matches_the_published_house_edge_table():
     surrender, peek, 3:2, basic strategy with a continuous shuffler: 0.460 % (docs/maingame.md)."""
     rules = RuleSet(decks=6, max_splits=1, late_surrender=False)
     assert main_parsheet(rules)["house_edge"] == pytest.approx(0.00460, abs=0.00005)
+
+
+def test_single_deck_basic_strategy_plays_a_pair_by_its_own_cell():
+    """1 deck, S17, DAS, split to 2 hands, late surrender, peek, 6:5 (docs/maingame.md): the
+    published basic-strategy edge is 1.258 %, Hoppe's exact analysis 1.263 %. The one cell
+    where a pair's own play differs from its hard total's: 7,7 against a ten surrenders,
+    hard 14 there hits; played by the total the edge would be 1.26488 %."""
+    sheet = main_parsheet(RuleSet(decks=1, max_splits=1, blackjack_pays="6:5"))
+    assert sheet["house_edge"] == pytest.approx(0.01258, abs=0.00005)
+    assert sheet["house_edge"] == pytest.approx(0.0126279, abs=0.0000005)
+    chart = sheet["chart"]
+    assert chart["pairs"]["7,7"]["T"] == "R" and chart["hard"]["14"]["T"] == "H"
+    assert "14" not in chart["surrender"]
+    assert chart["pairs"]["8,8"]["T"] == "P" and chart["pairs"]["5,5"]["9"] == "D"
 
 
 def brute_force_split(shoe, up, rank, hole_card, peek, obo):
