@@ -8,13 +8,19 @@ ask for the full state.
 
 Every send goes through the event loop the consumers receive on (remembered when one
 connects): the in-memory channel layer's queues belong to that loop, and a timer, a
-management command or a replay may publish from another thread or loop.
+management command or a replay may publish from another thread or loop. The database
+thread waits until the loop has handed the message on (measured: letting it go on at once
+wins a little on many decisions at once but loses on the fan-out, which the two then share
+the interpreter for). A send that fails is logged, not raised: the commit stands, its events
+are in the round's event log, and the stations, whose sockets a failing layer closes
+(tablehub/fanout.py), get the whole state when they join again.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+import logging
 from typing import Any
 
 from asgiref.sync import async_to_sync
@@ -24,6 +30,8 @@ from django.db import transaction
 
 from rounds.engine import Notice
 from tablehub.fanout import CROUPIER, PUBLIC, STATION, frames_message, table_group
+
+log = logging.getLogger("tablehub.broadcast")
 
 _SERVER_LOOP: asyncio.AbstractEventLoop | None = None
 
@@ -75,7 +83,10 @@ def _send(group: str, message: dict[str, Any]) -> None:
         current = asyncio.get_running_loop()
     except RuntimeError:
         current = None
-    if loop is not None and loop.is_running() and loop is not current:
-        asyncio.run_coroutine_threadsafe(layer.group_send(group, message), loop).result(10)
-    else:
-        async_to_sync(layer.group_send)(group, message)
+    try:
+        if loop is not None and loop.is_running() and loop is not current:
+            asyncio.run_coroutine_threadsafe(layer.group_send(group, message), loop).result(10)
+        else:
+            async_to_sync(layer.group_send)(group, message)
+    except Exception:
+        log.exception("events for %s not sent", group)

@@ -158,3 +158,14 @@ async def test_a_hub_from_another_event_loop_or_layer_is_replaced(layer) -> None
     newer = await fanout.join(RecordingSocket(), 6, other, "s1")
     assert newer is not hub and hub.closed and newer.layer is other
     newer.close()
+
+
+def test_a_send_that_fails_is_logged_and_the_commit_stands(monkeypatch, caplog) -> None:
+    class NoSendLayer(InMemoryChannelLayer):
+        async def group_send(self, group, message):
+            raise ConnectionError("the channel layer's server went away")
+
+    monkeypatch.setattr(broadcast, "get_channel_layer", NoSendLayer)
+    monkeypatch.setattr(broadcast, "_SERVER_LOOP", None)
+    broadcast.publish(2, 8, 1, [Notice("public", {"type": "card", "card": "9H"})])  # no raise
+    assert "events for table.2 not sent" in caplog.text
