@@ -70,6 +70,21 @@ def test_sweet_16_reproduces_the_spec_example_and_seed_003():
             },
             0.0266,
         ),
+        # Lucky Aces pay table 1 (the Wizard of Odds, our default): house edge 14.90 %, 8 decks.
+        (
+            "lucky_aces",
+            8,
+            {
+                "four_aces": 500,
+                "three_suited_aces": 250,
+                "three_aces": 30,
+                "two_suited_aces": 12,
+                "two_aces": 5,
+                "ace_of_diamonds": 2,
+                "one_ace": 1,
+            },
+            0.1490,
+        ),
     ],
 )
 def test_published_house_edges(code, decks, table, house_edge):
