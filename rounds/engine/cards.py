@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable
 
-from .errors import EngineError
+from .errors import EngineError, shown
 
 RANKS = "23456789TJQKA"  # in the order straights and the A-2 bet count them
 SUITS = "SHDC"
@@ -63,7 +63,7 @@ def parse_card(text: object) -> Card:
         card = _CARDS.get(key)
         if card is not None:
             return card
-    raise EngineError(f"{text!r} is not a card (rank A 2-9 T J Q K or 10, then suit S H D C)")
+    raise EngineError(f"{shown(text)} is not a card (rank A 2-9 T J Q K or 10, then suit S H D C)")
 
 
 def check_copies(cards: Iterable[Card], decks: int, where: str = "shoe") -> None:

@@ -8,6 +8,9 @@ line: ``station s1, box 1: double is not allowed on a 3-card hand``.
 
 from __future__ import annotations
 
+import json
+from decimal import Decimal
+
 
 class EngineError(ValueError):
     """An input the rules refuse. Nothing was changed when it is raised."""
@@ -37,3 +40,24 @@ class EngineError(ValueError):
             self.box if self.box is not None else box,
             self.code,
         )
+
+
+def shown(value: object) -> str:
+    """A scenario value as its JSON was written, for an error line.
+
+    ``8.0`` rather than ``Decimal('8.0')``, ``true`` rather than ``True``, ``null``
+    rather than ``None``; a string keeps its quotes (``'2:1'``) so that it reads as a value.
+    """
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (int, float, Decimal)):
+        return str(value)
+    if isinstance(value, str):
+        return repr(value)
+    if isinstance(value, list):
+        return "[" + ", ".join(shown(v) for v in value) + "]"
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{json.dumps(str(k))}: {shown(v)}" for k, v in value.items()) + "}"
+    return repr(value)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from decimal import ROUND_DOWN, Decimal, InvalidOperation
 
-from .errors import EngineError
+from .errors import EngineError, shown
 
 CENT = Decimal("0.01")
 ZERO = Decimal("0.00")
@@ -18,15 +18,15 @@ def parse_money(value: object, what: str = "amount") -> Decimal:
     Floats are refused: a binary float cannot say 0.10 exactly.
     """
     if isinstance(value, bool) or not isinstance(value, (str, int, Decimal)):
-        raise EngineError(f'{what} must be a decimal string such as "10.00", got {value!r}')
+        raise EngineError(f'{what} must be a decimal string such as "10.00", got {shown(value)}')
     try:
         amount = Decimal(value.strip() if isinstance(value, str) else value)
     except (InvalidOperation, ValueError):
         raise EngineError(
-            f'{what} must be a decimal string such as "10.00", got {value!r}'
+            f'{what} must be a decimal string such as "10.00", got {shown(value)}'
         ) from None
     if not amount.is_finite():
-        raise EngineError(f"{what} must be a finite amount, got {value!r}")
+        raise EngineError(f"{what} must be a finite amount, got {shown(value)}")
     if amount < 0:
         raise EngineError(f"{what} must not be negative, got {value}")
     if amount > MAX_AMOUNT:  # before quantize, which cannot hold e.g. 1e30 in cents

@@ -12,7 +12,7 @@ from dataclasses import asdict, dataclass, fields
 from decimal import Decimal
 from typing import Any
 
-from .errors import EngineError
+from .errors import EngineError, shown
 
 BLACKJACK_PAYS = {"3:2": Decimal(3) / Decimal(2), "6:5": Decimal(6) / Decimal(5), "1:1": Decimal(1)}
 DOUBLE_ON = ("any", "9-11", "10-11")
@@ -51,7 +51,7 @@ class RuleSet:
         for f in fields(self):
             if f.type == "bool" and not isinstance(getattr(self, f.name), bool):
                 raise EngineError(
-                    f"rules: {f.name} must be true or false, got {getattr(self, f.name)!r}"
+                    f"rules: {f.name} must be true or false, got {shown(getattr(self, f.name))}"
                 )
         _check_choice("blackjack_pays", self.blackjack_pays, tuple(BLACKJACK_PAYS))
         _check_choice("double_on", self.double_on, DOUBLE_ON)
@@ -67,7 +67,7 @@ class RuleSet:
         if data is None:
             return cls()
         if not isinstance(data, dict):
-            raise EngineError(f"rules must be an object, got {data!r}")
+            raise EngineError(f"rules must be an object, got {shown(data)}")
         known = {f.name for f in fields(cls)}
         unknown = sorted(set(data) - known)
         if unknown:
@@ -85,11 +85,11 @@ class RuleSet:
 def _check_int(name: str, value: object, low: int, high: int) -> None:
     if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
         raise EngineError(
-            f"rules: {name} must be a whole number from {low} to {high}, got {value!r}"
+            f"rules: {name} must be a whole number from {low} to {high}, got {shown(value)}"
         )
 
 
 def _check_choice(name: str, value: object, choices: tuple[Any, ...]) -> None:
     if value not in choices:
         allowed = ", ".join(f'"{c}"' if isinstance(c, str) else str(c) for c in choices)
-        raise EngineError(f"rules: {name} must be one of {allowed}, got {value!r}")
+        raise EngineError(f"rules: {name} must be one of {allowed}, got {shown(value)}")

@@ -16,7 +16,7 @@ from decimal import Decimal
 from typing import Any
 
 from .cards import Card, check_copies, parse_card
-from .errors import EngineError
+from .errors import EngineError, shown
 from .money import check_stake_limits, parse_money
 from .round import Bet, BonusAssigned, Burn, CardDrawn, Decision, Event, Phase, Round, Timeout
 from .rules import RuleSet
@@ -52,12 +52,12 @@ def parse_scenario(data: object) -> Scenario:
     rules = RuleSet.from_dict(data.get("rules"))
     boxes = data.get("boxes", 3)
     if isinstance(boxes, bool) or not isinstance(boxes, int) or not 1 <= boxes <= MAX_BOXES:
-        raise EngineError(f"boxes must be a whole number from 1 to {MAX_BOXES}, got {boxes!r}")
+        raise EngineError(f"boxes must be a whole number from 1 to {MAX_BOXES}, got {shown(boxes)}")
     limits = _parse_limits(data.get("limits"))
     paytables = _parse_special_bets(data.get("special_bets"))
     burn = data.get("burn", 0)
     if isinstance(burn, bool) or not isinstance(burn, int) or burn < 0:
-        raise EngineError(f"burn must be a whole number of cards, 0 or more, got {burn!r}")
+        raise EngineError(f"burn must be a whole number of cards, 0 or more, got {shown(burn)}")
 
     stations = data.get("stations")
     if not isinstance(stations, dict) or not stations:
@@ -115,12 +115,14 @@ def _parse_bonus(
         for box_key, value in by_box.items():
             box = _parse_box(station, box_key, boxes)
             if isinstance(value, bool) or not isinstance(value, (int, Decimal, str)):
-                raise EngineError(f"bonus multiplier must be a number, got {value!r}", station, box)
+                raise EngineError(
+                    f"bonus multiplier must be a number, got {shown(value)}", station, box
+                )
             try:
                 bonus[(station, box)] = Decimal(value)
             except ArithmeticError:
                 raise EngineError(
-                    f"bonus multiplier must be a number, got {value!r}", station, box
+                    f"bonus multiplier must be a number, got {shown(value)}", station, box
                 ) from None
     return bonus
 
@@ -297,9 +299,15 @@ def _bounded_steps() -> Iterator[int]:
 
 
 def _shoe_exhausted(rnd: Round, target: str) -> EngineError:
+    """The refusal for a shoe that ran out, named after whom the missing card was for.
+
+    In the deal the card was for a box that several stations may share (common draw):
+    the line names the first station, in the scenario's order, with a bet on it."""
     reason = "the shoe ran out of cards"
     if target.startswith("box:"):
-        return EngineError(reason + " during the deal", box=int(target[4:]))
+        box = int(target[4:])
+        station = next((b.station for b in rnd.bets if b.box == box), None)
+        return EngineError(reason + " during the deal", station, box)
     if target == "hands":
         station, box = rnd.asking_hands()[0]
         return EngineError(reason, station, box)

@@ -21,6 +21,12 @@ PAYTABLES = {
     "match": {"one_unsuited": 3},
     "c3": {"triplets": 50},
 }
+# box 1 gets 8S 8D (a pair), the dealer 5H up and 4C in the hole; then 3C 2D ...
+PAIR_SHOE = ["8S", "5H", "8D", "4C", "3C", "2D", "4S", "6D", "6S", "9H"]
+# the same, but the first split hand draws a third 8
+THREE_EIGHTS = ["8S", "5H", "8D", "4C", "8C", "2D", "4S", "6D", "6S", "9H"]
+# box 1 gets 2S 3D against the dealer's ace up
+ACE_UP = ["2S", "AH", "3D", "4C", "9S", "TD", "TC"]
 NINE_PLUS_ONE = ["21+3", "pair", "kk", "qq", "jj", "suits", "match", "c3", "in_for_6", "7s"]
 
 
@@ -64,6 +70,30 @@ CASES = {
         scenario(rules={"blackjack_pays": "2:1"}),
         'rules: blackjack_pays must be one of "3:2", "6:5", "1:1", got \'2:1\'',
     ),
+    "bad double_on": (
+        scenario(rules={"double_on": "8-11"}),
+        'rules: double_on must be one of "any", "9-11", "10-11", got \'8-11\'',
+    ),
+    "bad auto_stand": (
+        scenario(rules={"auto_stand": "soft21"}),
+        'rules: auto_stand must be one of "hard21", "21", got \'soft21\'',
+    ),
+    "bad timeout_action": (
+        scenario(rules={"timeout_action": "hit"}),
+        'rules: timeout_action must be one of "stand", "hit_soft", got \'hit\'',
+    ),
+    "max_splits out of range": (
+        scenario(rules={"max_splits": 8}),
+        "rules: max_splits must be a whole number from 0 to 7, got 8",
+    ),
+    "special_without_main out of range": (
+        scenario(rules={"special_without_main": 3}),
+        "rules: special_without_main must be a whole number from 0 to 2, got 3",
+    ),
+    "boolean rule as null": (
+        scenario(rules={"peek": None}),
+        "rules: peek must be true or false, got null",
+    ),
     "charlie too small": (
         scenario(rules={"charlie": 2}),
         "rules: charlie must be a whole number from 3 to 21, got 2",
@@ -77,6 +107,10 @@ CASES = {
         "station s1: unknown field 'action'",
     ),
     # malformed cards and shoes
+    "null card": (
+        scenario(shoe=["2S", None]),
+        "shoe card 2: null is not a card (rank A 2-9 T J Q K or 10, then suit S H D C)",
+    ),
     "malformed card": (
         scenario(shoe=["2S", "1X"]),
         "shoe card 2: '1X' is not a card (rank A 2-9 T J Q K or 10, then suit S H D C)",
@@ -91,7 +125,26 @@ CASES = {
     ),
     "shoe exhausted in the deal": (
         scenario(shoe=["2S", "5H"]),
-        "box 1: the shoe ran out of cards during the deal",
+        "station s1, box 1: the shoe ran out of cards during the deal",
+    ),
+    "shoe exhausted in the deal of a shared box": (
+        {
+            "stations": {
+                "s1": {"credits": "10", "bets": {"1": {"main": "1"}}},
+                "s3": {"credits": "10", "bets": {"2": {"main": "1"}}},
+                "s2": {"credits": "10", "bets": {"2": {"main": "1"}}},
+            },
+            "shoe": ["2S"],
+        },
+        "station s3, box 2: the shoe ran out of cards during the deal",
+    ),
+    "shoe exhausted on a double": (
+        scenario(actions=["double"], shoe=["2S", "5H", "3D", "4C"]),
+        "station s1, box 1: the shoe ran out of cards",
+    ),
+    "shoe exhausted while burning": (
+        scenario(burn=3, shoe=["2S", "5H"]),
+        "the shoe ran out of cards while burning",
     ),
     "shoe exhausted for the dealer": (
         scenario(actions=["stand"], shoe=["TS", "5H", "TD", "4C"]),
@@ -105,6 +158,38 @@ CASES = {
     "split a non-pair": (
         scenario(actions=["split"]),
         "station s1, box 1: split needs two cards of the same value",
+    ),
+    "double outside 9-11": (
+        scenario(actions=["double"], rules={"double_on": "9-11"}),
+        "station s1, box 1: double is allowed only on a hard 9, 10 or 11",
+    ),
+    "double outside 10-11": (
+        scenario(
+            actions=["double"],
+            rules={"double_on": "10-11"},
+            shoe=["4S", "5H", "5D", "4C", "3C", "2D", "4S", "6D", "6S", "9H"],
+        ),
+        "station s1, box 1: double is allowed only on a hard 10 or 11",
+    ),
+    "double after split switched off": (
+        scenario(actions=["split", "double"], rules={"double_after_split": False}, shoe=PAIR_SHOE),
+        "station s1, box 1: double after split is not allowed",
+    ),
+    "split beyond max_splits": (
+        scenario(actions=["split", "split"], rules={"max_splits": 1}, shoe=THREE_EIGHTS),
+        "station s1, box 1: no more splits on this box (at most 1)",
+    ),
+    "surrender after a hit": (
+        scenario(actions=["hit", "surrender"]),
+        "station s1, box 1: surrender is not allowed on a 3-card hand",
+    ),
+    "surrender after a split": (
+        scenario(actions=["split", "surrender"], shoe=PAIR_SHOE),
+        "station s1, box 1: surrender after split is not allowed",
+    ),
+    "even money without a blackjack": (
+        scenario(actions=["even_money"], shoe=ACE_UP),
+        "station s1, box 1: even_money is not allowed now: insure or no_insurance expected",
     ),
     "unknown action": (scenario(actions=["fly"]), "station s1, box 1: unknown action 'fly'"),
     "insurance when not asked": (
@@ -136,7 +221,19 @@ CASES = {
         scenario(credits="10", actions=["insure"], shoe=["2S", "AH", "3D", "4C", "9S"]),
         "station s1, box 1: credits 0.00 do not cover the insurance stake 5.00",
     ),
+    "split above credits": (
+        scenario(credits="15", actions=["split"], shoe=PAIR_SHOE),
+        "station s1, box 1: credits 5.00 do not cover the split stake 10.00",
+    ),
+    "double_half above credits": (
+        scenario(credits="14", actions=["double_half"], rules={"double_for_less": True}),
+        "station s1, box 1: credits 4.00 do not cover the double stake 5.00",
+    ),
     # money and bets
+    "credits as a JSON boolean": (
+        scenario(credits=True),
+        'station s1: credits must be a decimal string such as "10.00", got true',
+    ),
     "more decimals than cents": (
         scenario(bets={"1": {"main": "10.001"}}),
         "station s1, box 1: main stake has more than 2 decimal places: 10.001",
@@ -160,6 +257,10 @@ CASES = {
     "below the table minimum": (
         scenario(limits={"main": ["5", "100"]}, bets={"1": {"main": "2"}}),
         "station s1, box 1: main stake 2.00 is below the table minimum 5.00",
+    ),
+    "above the table maximum": (
+        scenario(limits={"main": ["1", "5"]}),
+        "station s1, box 1: main stake 10.00 is above the table maximum 5.00",
     ),
     # special bets: paytables and placement rules
     "special bet not offered": (
@@ -232,6 +333,18 @@ CASES = {
         ),
         "station s1, box 1: pair stake 1.00 is below the table minimum 2.00",
     ),
+    "special above its table maximum": (
+        scenario(
+            limits={"special": ["1", "4"]},
+            bets={"1": {"main": "10", "pair": "5"}},
+            special_bets=PAYTABLES,
+        ),
+        "station s1, box 1: pair stake 5.00 is above the table maximum 4.00",
+    ),
+    "bust without a main bet on its box": (
+        scenario(bets={"1": {"main": "10"}, "2": {"bust": "5"}}, special_bets=PAYTABLES),
+        "station s1, box 2: bust needs a main bet on this box",
+    ),
     "bonus for an unknown station": (
         scenario(special_bets=PAYTABLES, bonus={"s9": {"1": 300}}),
         "bonus: unknown station 's9'",
@@ -255,6 +368,35 @@ CASES = {
 @pytest.mark.parametrize("data,line", CASES.values(), ids=CASES.keys())
 def test_invalid_scenario_exits_2_with_one_line(data, line, tmp_path) -> None:
     code, out, err = run(data, tmp_path)
+    assert code == 2
+    assert out == ""
+    assert err == line + "\n"
+
+
+# Values that json.dumps cannot write from Python: (scenario with "@" for the value, raw JSON
+# value, line). The line shows the value as the JSON wrote it, not its Python spelling.
+RAW_CASES = {
+    "decks as a JSON float": (
+        scenario(rules={"decks": "@"}),
+        "8.0",
+        "rules: decks must be a whole number from 1 to 8, got 8.0",
+    ),
+    "boxes as a JSON float": (
+        scenario(boxes="@"),
+        "2.5",
+        "boxes must be a whole number from 1 to 9, got 2.5",
+    ),
+    "bonus as a JSON boolean": (
+        scenario(special_bets=PAYTABLES, bonus={"s1": {"1": "@"}}),
+        "false",
+        "station s1, box 1: bonus multiplier must be a number, got false",
+    ),
+}
+
+
+@pytest.mark.parametrize("data,value,line", RAW_CASES.values(), ids=RAW_CASES.keys())
+def test_invalid_value_is_shown_as_written(data, value, line, tmp_path) -> None:
+    code, out, err = run(None, tmp_path, raw=json.dumps(data).replace('"@"', value))
     assert code == 2
     assert out == ""
     assert err == line + "\n"
