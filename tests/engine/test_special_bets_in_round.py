@@ -55,7 +55,7 @@ def test_lucky_aces_waits_for_the_dealers_second_card():
     rnd.apply(Decision("s1", "stand"))  # the dealer's 9 A is 20: revealed, no draw
     assert rnd.settled
     bet = rnd.seats["s1"].specials[0]
-    assert (bet.combination, bet.returned) == ("two_aces", D("50.00"))  # 9 to 1
+    assert (bet.combination, bet.returned) == ("two_aces", D("30.00"))  # 5 to 1
 
 
 def test_a_bust_bet_keeps_the_dealer_drawing_when_every_hand_is_bust():

@@ -85,6 +85,16 @@ def test_sweet_16_reproduces_the_spec_example_and_seed_003():
             },
             0.1490,
         ),
+        # Super 7s (our default for 7s): published house edges 9.01 % (8 decks), 15.92 % (4).
+        *[
+            (
+                "7s",
+                decks,
+                {"suited_777": 5000, "777": 500, "suited_77": 100, "77": 50, "first_7": 3},
+                edge,
+            )
+            for decks, edge in ((8, 0.0901), (4, 0.1592))
+        ],
     ],
 )
 def test_published_house_edges(code, decks, table, house_edge):
