@@ -95,6 +95,11 @@ def test_sweet_16_reproduces_the_spec_example_and_seed_003():
             )
             for decks, edge in ((8, 0.0901), (4, 0.1592))
         ],
+        # Royal Match (our default for suits): published house edges 6.46 % (8), 10.86 % (1).
+        *[
+            ("suits", decks, {"suited_kq": 25, "suited": "2.5"}, edge)
+            for decks, edge in ((8, 0.0646), (1, 0.1086))
+        ],
     ],
 )
 def test_published_house_edges(code, decks, table, house_edge):
