@@ -47,27 +47,47 @@ def check_placement(
         where = (bet.station, bet.box)
         spec = BETS.get(bet.code)
         if spec is None:
-            raise EngineError(f"unknown bet code {bet.code!r}", *where)
+            raise EngineError(f"unknown bet code {bet.code!r}", *where, code="unknown_bet")
         if bet.code not in paytables:
-            raise EngineError(f"special bet {bet.code!r} is not offered at this table", *where)
+            raise EngineError(
+                f"special bet {bet.code!r} is not offered at this table",
+                *where,
+                code="special_not_offered",
+            )
         per_box[where] += 1
         if per_box[where] > MAX_SPECIAL_BETS_PER_BOX:
-            raise EngineError(f"at most {MAX_SPECIAL_BETS_PER_BOX} special bets per box", *where)
+            raise EngineError(
+                f"at most {MAX_SPECIAL_BETS_PER_BOX} special bets per box",
+                *where,
+                code="too_many_special_bets",
+            )
         own_main = main.get(where)
         if own_main is None and (spec.needs_main or special_without_main == 0):
-            raise EngineError(f"{bet.code} needs a main bet on this box", *where)
+            # 7s and bust always need one (needs_main_bet); any other special bet only at a
+            # table with special_without_main 0 (special_needs_main).
+            raise EngineError(
+                f"{bet.code} needs a main bet on this box",
+                *where,
+                code="needs_main_bet" if spec.needs_main else "special_needs_main",
+            )
         if bet.code == "top_21+3" and (bet.station, bet.box, "21+3") not in codes:
-            raise EngineError("top_21+3 needs a 21+3 bet on the same box", *where)
+            raise EngineError(
+                "top_21+3 needs a 21+3 bet on the same box",
+                *where,
+                code="top_needs_twenty_one_plus_three",
+            )
         if bet.code == "bust":
             if bet.stake > main_total[bet.station]:
                 raise EngineError(
                     f"bust stake {bet.stake} is above the sum of the main stakes "
                     f"{main_total[bet.station]}",
                     *where,
+                    code="bust_above_main",
                 )
         elif special_without_main == 2 and own_main is not None and bet.stake > own_main:
             raise EngineError(
                 f"{bet.code} stake {bet.stake} is above the main stake {own_main} of its box",
                 *where,
+                code="special_above_main",
             )
         check_stake_limits(bet.code, bet.stake, limits, *where)

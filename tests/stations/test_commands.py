@@ -118,12 +118,12 @@ def test_a_command_cut_off_half_way_leaves_nothing_and_its_resend_runs(table, s1
         ),
         (
             {"type": "place", "box": 1, "bet": "21+3", "amount": "5"},
-            "invalid",
+            "special_needs_main",
             "station s1, box 1: 21+3 needs a main bet on this box",
         ),
         (
             {"type": "place", "box": 1, "bet": "pair", "amount": "5"},
-            "invalid",
+            "special_not_offered",
             "station s1, box 1: special bet 'pair' is not offered at this table",
         ),
         ({"type": "fly"}, "bad_message", "station s1: unknown message type 'fly'"),
