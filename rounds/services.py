@@ -287,7 +287,7 @@ def _new_engine(round: Round, payload: dict[str, Any]) -> Engine:
         credits,
         round.table.boxes,
         config.paytables(),
-        config.limit("special"),
+        config.special_limits(),
     )
 
 

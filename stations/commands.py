@@ -163,7 +163,7 @@ def _check_bets(station: Station, round: Round, totals: dict[tuple[int, str], De
     for (box, code), stake in totals.items():
         if not 1 <= box <= boxes:
             raise EngineError(f"the table has boxes 1 to {boxes}", station.name, box)
-        limit = config.limit("main" if code == "main" else "special")
+        limit = config.limit(code)  # main, or the special bet's own limits or special's
         check_stake_limits(code, stake, limit, station.name, box)
     bets = [EngineBet(station.name, box, code, stake) for (box, code), stake in totals.items()]
     check_placement(bets, config.ruleset().special_without_main, config.paytables())

@@ -195,6 +195,8 @@ LIMIT_FIELDS = (
     ("special", "special_min", "special_max"),
     ("let_it_play", "let_it_play_min", "let_it_play_max"),
 )
+# A special bet's own limits (empty: the special limits apply to it).
+BET_LIMIT_FIELDS = tuple((code, f"limit_{code}_min", f"limit_{code}_max") for code in BETS)
 
 
 def _rule_field(f) -> forms.Field:
@@ -214,7 +216,7 @@ def _declared_fields() -> dict[str, forms.Field]:
     out: dict[str, forms.Field] = {}
     for f in dataclass_fields(RuleSet):
         out[f"rule_{f.name}"] = _rule_field(f)
-    for kind, low, high in LIMIT_FIELDS:
+    for kind, low, high in LIMIT_FIELDS + BET_LIMIT_FIELDS:
         required = kind == "main"
         out[low] = forms.DecimalField(required=required, decimal_places=2, label=f"{kind} min")
         out[high] = forms.DecimalField(required=required, decimal_places=2, label=f"{kind} max")
@@ -265,7 +267,7 @@ class BaseConfigForm(forms.ModelForm):
         for name in RULE_NAMES:
             self.fields[f"rule_{name}"].initial = rules[name]
         limits = (data or {}).get("limits") or {"main": ["1", "100"]}
-        for kind, low, high in LIMIT_FIELDS:
+        for kind, low, high in LIMIT_FIELDS + BET_LIMIT_FIELDS:
             if kind in limits:
                 self.fields[low].initial, self.fields[high].initial = limits[kind]
         timers = (data or {}).get("timers") or {"betting": 15, "decision": 15}
@@ -301,7 +303,7 @@ class BaseConfigForm(forms.ModelForm):
         data = self.cleaned_data
         rules = {name: data.get(f"rule_{name}") for name in RULE_NAMES}
         limits = {}
-        for kind, low, high in LIMIT_FIELDS:
+        for kind, low, high in LIMIT_FIELDS + BET_LIMIT_FIELDS:
             if data.get(low) is not None or data.get(high) is not None:
                 limits[kind] = [_text(data.get(low)), _text(data.get(high))]
         timers = {}
@@ -393,6 +395,13 @@ def _fieldsets(add: bool) -> list:
         (None, {"fields": head}),
         ("Rules", {"fields": [f"rule_{name}" for name in RULE_NAMES]}),
         ("Limits", {"fields": [name for _, *names in LIMIT_FIELDS for name in names]}),
+        (
+            "Limits of one special bet (empty: the special limits)",
+            {
+                "fields": [name for _, *names in BET_LIMIT_FIELDS for name in names],
+                "classes": ["collapse"],
+            },
+        ),
         ("Timers (seconds)", {"fields": [f"timer_{name}" for name in TIMER_NAMES]}),
         ("Chips and wins", {"fields": ["chips_list", "win_nice", "win_big"]}),
         ("Special bets and their paytables", {"fields": [f"special_{code}" for code in BETS]}),

@@ -8,8 +8,8 @@ with a message saying why, keyed by the part of the configuration it is about:
   jurisdiction allows, no more splits than it allows, the rules it requires, and no hit on
   a timeout unless it allows one;
 * timers (seconds) no longer than the jurisdiction's longest timer;
-* limits ``[minimum, maximum]`` as decimal strings, a Let It Play cap within the
-  jurisdiction's;
+* limits ``[minimum, maximum]`` as decimal strings (``main``, ``special``, and a special
+  bet's own code for limits of its own), a Let It Play cap within the jurisdiction's;
 * special bets: approved by the jurisdiction, at most 9 (seed 001 §3.1), ``top_21+3`` only
   with ``21+3`` (seed 001 §5.5), a valid paytable whose return to player (from the par
   sheet service, payouts/rtp.py) is not below the jurisdiction's floor;
@@ -91,7 +91,9 @@ def check_config(table: Table, data: dict[str, Any]) -> dict[str, Any]:
     rules = _check_rules(jurisdiction, data.get("rules", {}), problems)
     out: dict[str, Any] = {"rules": rules.to_dict() if rules else data.get("rules")}
     out["timers"] = _check_timers(jurisdiction, data.get("timers", {}), problems)
-    out["limits"] = _check_limits(jurisdiction, data.get("limits"), problems)
+    out["limits"] = _check_limits(
+        jurisdiction, data.get("limits"), data.get("special_bets", {}), problems
+    )
     out["special_bets"] = _check_special_bets(
         jurisdiction, data.get("special_bets", {}), rules, problems
     )
@@ -208,14 +210,26 @@ def _check_timers(j: Jurisdiction, data: object, problems: Problems) -> dict[str
     return out
 
 
-def _check_limits(j: Jurisdiction, data: object, problems: Problems) -> dict[str, list[str]]:
+def _check_limits(
+    j: Jurisdiction, data: object, offered: object, problems: Problems
+) -> dict[str, list[str]]:
+    """``main``, ``special`` (every special bet), ``let_it_play``, and a special bet's own
+    code for limits of its own (seed 001 §4: "all bets limits for the different wagering
+    options"), which replace ``special``'s for that bet."""
     if not isinstance(data, dict):
         problems.add("limits", 'limits must be an object, e.g. {"main": ["1", "100"]}')
         return {}
+    offered = offered if isinstance(offered, dict) else {}
     out: dict[str, list[str]] = {}
     for kind, pair in data.items():
-        if kind not in LIMITS:
-            problems.add("limits", f"unknown limit {kind!r} (known: {', '.join(LIMITS)})")
+        if kind in BETS and kind not in offered:
+            problems.add("limits", f"limits for {kind!r}, a special bet this table does not offer")
+            continue
+        if kind not in LIMITS and kind not in BETS:
+            known = ", ".join(LIMITS)
+            problems.add(
+                "limits", f"unknown limit {kind!r} (known: {known}, or an offered special bet)"
+            )
             continue
         if not isinstance(pair, (list, tuple)) or len(pair) != 2:
             problems.add("limits", f'{kind} must be [minimum, maximum], e.g. ["1", "100"]')

@@ -260,8 +260,16 @@ class TableConfig(models.Model):
         return {code: parse_paytable(code, table) for code, table in self.special_bets.items()}
 
     def limit(self, kind: str) -> tuple[Decimal, Decimal] | None:
+        """``main``, ``special``, ``let_it_play``, or a special bet's code: its own limits
+        when the configuration sets them, else ``special``'s."""
         pair = self.limits.get(kind)
+        if pair is None and kind not in ("main", "special", "let_it_play"):
+            pair = self.limits.get("special")
         return (Decimal(pair[0]), Decimal(pair[1])) if pair else None
+
+    def special_limits(self) -> dict[str, tuple[Decimal, Decimal] | None]:
+        """Every offered special bet's [minimum, maximum]."""
+        return {code: self.limit(code) for code in self.special_bets}
 
 
 class Shoe(models.Model):

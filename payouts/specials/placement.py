@@ -18,6 +18,7 @@ from .catalog import BETS
 from .paytable import Paytable
 
 MAX_SPECIAL_BETS_PER_BOX = 9
+Limits = tuple[Decimal, Decimal] | None
 
 
 class PlacedBet(Protocol):
@@ -31,9 +32,10 @@ def check_placement(
     bets: Iterable[PlacedBet],
     special_without_main: int,
     paytables: Mapping[str, Paytable],
-    limits: tuple[Decimal, Decimal] | None = None,
+    limits: Limits | Mapping[str, Limits] = None,
 ) -> None:
-    """Refuse the first special bet that breaks a placement rule."""
+    """Refuse the first special bet that breaks a placement rule. ``limits``: one
+    [minimum, maximum] for every special bet, or one per bet code."""
     bets = list(bets)
     main = {(b.station, b.box): b.stake for b in bets if b.code == "main"}
     main_total: Counter[str] = Counter()
@@ -90,4 +92,5 @@ def check_placement(
                 *where,
                 code="special_above_main",
             )
-        check_stake_limits(bet.code, bet.stake, limits, *where)
+        limit = limits.get(bet.code) if isinstance(limits, Mapping) else limits
+        check_stake_limits(bet.code, bet.stake, limit, *where)

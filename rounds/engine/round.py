@@ -117,6 +117,8 @@ class Timeout:
 
 
 Event = Burn | CardDrawn | Decision | Timeout | BonusAssigned
+# The special bets' [minimum, maximum]: one pair for all, or one per bet code.
+SpecialLimits = tuple[Decimal, Decimal] | Mapping[str, tuple[Decimal, Decimal] | None] | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -247,12 +249,13 @@ class Round:
         credits: dict[str, Decimal],
         boxes: int = 3,
         paytables: Mapping[str, Paytable] | None = None,
-        special_limits: tuple[Decimal, Decimal] | None = None,
+        special_limits: SpecialLimits = None,
     ) -> None:
         """Close bets: take every stake from the stations' credits.
 
         ``credits`` are each station's credits before the stakes; ``paytables``
-        the special bets the table offers, by bet code. Refuses (and builds
+        the special bets the table offers, by bet code; ``special_limits`` their
+        [minimum, maximum], one pair for all or one per bet code. Refuses (and builds
         nothing) when a bet is malformed, breaks a placement rule or the credits
         do not cover it.
         """

@@ -1,5 +1,6 @@
 """What each role sees and may change in the admin, and the configuration form."""
 
+import re
 from decimal import Decimal
 
 import pytest
@@ -282,3 +283,15 @@ def test_the_admin_refuses_to_tighten_a_jurisdiction_under_a_table(login, table)
     assert "table WA 1 (configuration v1)" in response.content.decode()
     wa.refresh_from_db()
     assert (wa.max_splits, wa.blackjack_pays) == (3, ["3:2", "6:5", "1:1"])
+
+
+def test_a_special_bet_gets_limits_of_its_own_in_the_form(login, table):
+    v1 = table.current_config()
+    data = form_data(v1) | {"limit_pair_min": "2", "limit_pair_max": "10"}
+    response = login("floor_manager").post(config_url(v1), data)
+    assert response.status_code == 302, response.content.decode()[:3000]
+    v2 = table.current_config()
+    assert v2.limits == {"main": ["1", "100"], "special": ["1", "25"], "pair": ["2", "10"]}
+    page = login("floor_manager").get(config_url(v2)).content.decode()
+    (field,) = re.findall(r'<input[^>]*name="limit_pair_max"[^>]*>', page)
+    assert re.search(r'value="10(\.00)?"', field)  # shown again for the next change

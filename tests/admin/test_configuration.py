@@ -242,3 +242,26 @@ def test_the_main_games_return_is_held_to_the_floor_too(sweet16):
     jurisdiction.min_rtp = Decimal("0.9950")
     jurisdiction.save()
     check_config(sweet16, s16_config(special_bets={}))  # 99.59 % is above 99.50 %
+
+
+def test_a_special_bet_may_have_limits_of_its_own(table):
+    """Seed 001 §4: the table shows "all bets limits for the different wagering options"."""
+    data = wa_config(limits={"main": ["1", "100"], "special": ["1", "25"], "pair": ["2", "10"]})
+    assert check_config(table, data)["limits"]["pair"] == ["2", "10"]
+    config, _ = save_version(table, data)
+    assert config.limit("pair") == (Decimal("2"), Decimal("10"))
+    assert config.limit("21+3") == (Decimal("1"), Decimal("25"))  # special's
+    assert config.special_limits() == {
+        "21+3": (Decimal("1"), Decimal("25")),
+        "pair": (Decimal("2"), Decimal("10")),
+    }
+
+
+def test_limits_for_a_bet_the_table_does_not_offer_or_no_bet_at_all(table):
+    data = wa_config(limits={"main": ["1", "100"], "c3": ["1", "5"], "side": ["1", "5"]})
+    assert refusals(table, data) == {
+        "limits": [
+            "limits for 'c3', a special bet this table does not offer",
+            "unknown limit 'side' (known: main, special, let_it_play, or an offered special bet)",
+        ]
+    }

@@ -7,6 +7,7 @@ import pytest
 
 from payouts import ledger
 from payouts.specials.defaults import _defaults
+from payouts.specials.paytable import parse_paytable
 from rounds import services
 from rounds.engine import RuleSet
 from stations.commands import handle
@@ -180,4 +181,54 @@ def test_stake_limits_keep_their_codes():
         [bet(1, "main", "5"), bet(1, "pair", "26")],
         "above_maximum",
         "station s1, box 1: pair stake 26.00 is above the table maximum 25",
+    )
+
+
+def test_a_special_bet_with_limits_of_its_own():
+    s1 = make_station(1)
+    config = s1.table.current_config()
+    config.limits = {"main": ["1", "100"], "special": ["1", "25"], "pair": ["2", "10"]}
+    config.save()
+    refused(
+        s1,
+        [bet(1, "main", "5"), bet(1, "pair", "11")],
+        "above_maximum",
+        "station s1, box 1: pair stake 11.00 is above the table maximum 10",
+    )
+    low = {
+        "client_id": "c3",
+        "type": "place_many",
+        "bets": [bet(1, "main", "5"), bet(1, "pair", "1")],
+    }
+    assert handle(s1, low)["error"] == {
+        "code": "below_minimum",
+        "message": "station s1, box 1: pair stake 1.00 is below the table minimum 2",
+    }
+    reply = handle(s1, {"client_id": "ok", "type": "place_many", "bets": [
+        bet(1, "main", "5"), bet(1, "pair", "10"), bet(1, "21+3", "25")]})  # fmt: skip
+    assert reply["ok"] is True, reply
+
+
+def test_the_round_holds_each_special_bet_to_its_own_limits():
+    """The engine checks the limits again when bets close, per bet code."""
+    from rounds.engine import Bet, Round
+    from rounds.engine.errors import EngineError
+
+    pays = {code: _defaults()[code]["pays"] for code in ("pair", "21+3")}
+    paytables = {code: parse_paytable(code, table) for code, table in pays.items()}
+    limits = {"pair": (Decimal("2"), Decimal("10")), "21+3": (Decimal("1"), Decimal("25"))}
+    credits = {"s1": Decimal("100")}
+    bets = [Bet("s1", 1, "main", Decimal("5")), Bet("s1", 1, "21+3", Decimal("20"))]
+    Round(RuleSet(), bets, credits, paytables=paytables, special_limits=limits)  # accepted
+    with pytest.raises(EngineError) as refused:
+        Round(
+            RuleSet(),
+            bets + [Bet("s1", 1, "pair", Decimal("11"))],
+            credits,
+            paytables=paytables,
+            special_limits=limits,
+        )
+    assert refused.value.code == "above_maximum"
+    assert (
+        refused.value.line() == "station s1, box 1: pair stake 11 is above the table maximum 10"
     )
