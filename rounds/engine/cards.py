@@ -55,12 +55,10 @@ ALL_CARDS: tuple[Card, ...] = tuple(_CARDS.values())
 
 
 def parse_card(text: object) -> Card:
-    """Read ``"8S"``, ``"TD"`` or ``"10D"``; raise EngineError for anything else."""
+    """Read ``"8S"``, ``"TD"`` or ``"10D"``, exactly as spec/scenario-format.md writes cards
+    (upper case, nothing around them); raise EngineError for anything else."""
     if isinstance(text, str):
-        key = text.strip().upper()
-        if key.startswith("10"):
-            key = "T" + key[2:]
-        card = _CARDS.get(key)
+        card = _CARDS.get("T" + text[2:] if text.startswith("10") else text)
         if card is not None:
             return card
     raise EngineError(f"{shown(text)} is not a card (rank A 2-9 T J Q K or 10, then suit S H D C)")

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import re
 from decimal import ROUND_DOWN, Decimal, InvalidOperation
 
 from .errors import EngineError, shown
 
+DECIMAL_STRING = re.compile(r"-?[0-9]+(\.[0-9]+)?")
 CENT = Decimal("0.01")
 ZERO = Decimal("0.00")
 # Far above any table limit; refuses numbers that would only be typos or attacks.
@@ -19,8 +21,12 @@ def parse_money(value: object, what: str = "amount") -> Decimal:
     """
     if isinstance(value, bool) or not isinstance(value, (str, int, Decimal)):
         raise EngineError(f'{what} must be a decimal string such as "10.00", got {shown(value)}')
+    if isinstance(value, str) and not DECIMAL_STRING.fullmatch(value):
+        # Digits with an optional point, as the spec writes money: not "1_000", "1E+2",
+        # " 5 " or "NaN", which Python's Decimal would read.
+        raise EngineError(f'{what} must be a decimal string such as "10.00", got {shown(value)}')
     try:
-        amount = Decimal(value.strip() if isinstance(value, str) else value)
+        amount = Decimal(value)
     except (InvalidOperation, ValueError):
         raise EngineError(
             f'{what} must be a decimal string such as "10.00", got {shown(value)}'

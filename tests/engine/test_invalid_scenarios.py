@@ -115,6 +115,14 @@ CASES = {
         scenario(shoe=["2S", "1X"]),
         "shoe card 2: '1X' is not a card (rank A 2-9 T J Q K or 10, then suit S H D C)",
     ),
+    "lower-case card": (  # the spec writes suits S H D C, ranks T J Q K A
+        scenario(shoe=["2S", "th"]),
+        "shoe card 2: 'th' is not a card (rank A 2-9 T J Q K or 10, then suit S H D C)",
+    ),
+    "card with spaces": (
+        scenario(shoe=["2S", " 9C"]),
+        "shoe card 2: ' 9C' is not a card (rank A 2-9 T J Q K or 10, then suit S H D C)",
+    ),
     "too many copies": (
         scenario(rules={"decks": 1}, shoe=["2S", "5H", "2S", "4C"]),
         "shoe: 2 copies of 2S, but a 1-deck shoe holds 1",
@@ -239,8 +247,16 @@ CASES = {
         "station s1, box 1: main stake has more than 2 decimal places: 10.001",
     ),
     "a stake too large for cents": (
-        scenario(bets={"1": {"main": "1e30"}}),
-        "station s1, box 1: main stake is too large: 1e30",
+        scenario(bets={"1": {"main": "1" + "0" * 30}}),
+        f"station s1, box 1: main stake is too large: 1{'0' * 30}",
+    ),
+    "a stake in exponent notation": (  # money is a decimal string: digits, maybe a point
+        scenario(bets={"1": {"main": "1e1"}}),
+        "station s1, box 1: main stake must be a decimal string such as \"10.00\", got '1e1'",
+    ),
+    "a stake with an underscore": (
+        scenario(bets={"1": {"main": "1_0"}}),
+        "station s1, box 1: main stake must be a decimal string such as \"10.00\", got '1_0'",
     ),
     "negative stake": (
         scenario(bets={"1": {"main": "-5"}}),
