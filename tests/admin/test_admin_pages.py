@@ -1,5 +1,6 @@
 """What each role sees and may change in the admin, and the configuration form."""
 
+import json
 import re
 from decimal import Decimal
 
@@ -28,6 +29,28 @@ def form_data(config=None, table=None):
     if config is not None:
         data.pop("table", None)
     return data
+
+
+def jurisdiction_form(wa, **changes):
+    """What the jurisdiction's change form posts: its current values, with ``changes``."""
+    data = {
+        "code": wa.code,
+        "name": wa.name,
+        "source": wa.source,
+        "approved_special_bets": wa.approved_special_bets,
+        "blackjack_pays": wa.blackjack_pays,
+        "max_splits": str(wa.max_splits),
+        "required_rules": json.dumps(wa.required_rules),
+        "min_rtp": "" if wa.min_rtp is None else str(wa.min_rtp),
+        "let_it_play_cap": "" if wa.let_it_play_cap is None else str(wa.let_it_play_cap),
+        "max_decision_seconds": str(wa.max_decision_seconds),
+        "dispute_window_seconds": str(wa.dispute_window_seconds),
+        "stale_game_hours": str(wa.stale_game_hours),
+    }
+    for flag in ("disputes_allowed", "hit_on_timeout_allowed"):
+        if getattr(wa, flag):
+            data[flag] = "on"
+    return data | changes
 
 
 def config_url(config):
@@ -124,21 +147,13 @@ def test_superuser_changes_a_jurisdiction_and_the_history_says_who(login, jurisd
     client = login("superuser")
     page = client.get(f"/admin/tablehub/jurisdiction/{wa.pk}/change/")
     assert page.status_code == 200
-    data = {
-        "code": wa.code,
-        "name": wa.name,
-        "source": wa.source,
-        "approved_special_bets": wa.approved_special_bets,
-        "blackjack_pays": ["3:2"],
-        "max_splits": "3",
-        "required_rules": '{"hit_split_aces": false}',
-        "min_rtp": "0.75",
-        "let_it_play_cap": "",
-        "max_decision_seconds": "20",
-        "disputes_allowed": "on",
-        "dispute_window_seconds": "30",
-        "stale_game_hours": "24",
-    }
+    data = jurisdiction_form(
+        wa,
+        blackjack_pays=["3:2"],
+        min_rtp="0.75",
+        max_decision_seconds="20",
+        dispute_window_seconds="30",
+    )
     response = client.post(f"/admin/tablehub/jurisdiction/{wa.pk}/change/", data)
     assert response.status_code == 302, response.content.decode()[:2000]
     wa.refresh_from_db()
@@ -263,21 +278,7 @@ def test_only_those_who_change_jurisdictions_move_a_table_to_another(login, tabl
 
 def test_the_admin_refuses_to_tighten_a_jurisdiction_under_a_table(login, table):
     wa = table.jurisdiction
-    data = {
-        "code": wa.code,
-        "name": wa.name,
-        "source": wa.source,
-        "approved_special_bets": wa.approved_special_bets,
-        "blackjack_pays": ["3:2"],
-        "max_splits": "1",  # the table splits to 4 hands
-        "required_rules": '{"hit_split_aces": false}',
-        "min_rtp": "",
-        "let_it_play_cap": "",
-        "max_decision_seconds": "25",
-        "disputes_allowed": "on",
-        "dispute_window_seconds": "0",
-        "stale_game_hours": "24",
-    }
+    data = jurisdiction_form(wa, max_splits="1")  # the table splits to 4 hands
     response = login("superuser").post(f"/admin/tablehub/jurisdiction/{wa.pk}/change/", data)
     assert response.status_code == 200  # the form again, with the reason
     assert "table WA 1 (configuration v1)" in response.content.decode()
