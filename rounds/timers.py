@@ -144,5 +144,7 @@ def _fire_in_thread(name: str, args: tuple) -> None:
     close_old_connections()
     try:
         _job(name)(*args)
+    except Exception:  # logged like any failed timer; the sweep fires an overdue step again
+        log.exception("timer %s%r failed", name, args)
     finally:
         close_old_connections()
