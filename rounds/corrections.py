@@ -74,67 +74,61 @@ def correct_cards(
             f"the reason is text of at most {MAX_REASON} characters", code="bad_message"
         )
     reason = reason.strip()
-    try:
-        with transaction.atomic():
-            shoe = _cut_card_shoe(Round.objects.select_related("table").get(pk=round_id))
-            round = Round.objects.select_for_update().select_related("table").get(pk=round_id)
-            dispute = disputes.open_dispute(round)
-            if resolve and dispute is None:
-                raise EngineError(f"round {round.pk} has no open dispute", code="no_dispute")
-            was_settled = _check_correctable(round)
-            rows = list(round.events.order_by("seq"))
-            made = _resolve_changes(rows, wanted)
-            fixes = services.corrections_of(rows) | {c["seq"]: c["card"] for c in made}
-            engine = _replay(round, rows, fixes)
-            if shoe is not None:
-                _count_in_the_shoe(shoe, made)
-            if was_settled and not engine.settled:
-                raise EngineError(
-                    f"the corrected round {round.pk} would not be over "
-                    f"({engine.croupier_prompt()}): void it instead; nothing was changed",
-                    code="correction_refused",
-                )
-            record = services.append_record(
-                round,
-                services.CORRECTION_KIND,
-                {
-                    "changes": made,
-                    "by": by,
-                    "requested_by": requested_by,
-                    "reason": reason,
-                    "dispute": dispute.seq if dispute is not None else None,
-                },
+    with services.round_transaction(round_id):
+        shoe = _cut_card_shoe(Round.objects.select_related("table").get(pk=round_id))
+        round = Round.objects.select_for_update().select_related("table").get(pk=round_id)
+        dispute = disputes.open_dispute(round)
+        if resolve and dispute is None:
+            raise EngineError(f"round {round.pk} has no open dispute", code="no_dispute")
+        was_settled = _check_correctable(round)
+        rows = list(round.events.order_by("seq"))
+        made = _resolve_changes(rows, wanted)
+        fixes = services.corrections_of(rows) | {c["seq"]: c["card"] for c in made}
+        engine = _replay(round, rows, fixes)
+        if shoe is not None:
+            _count_in_the_shoe(shoe, made)
+        if was_settled and not engine.settled:
+            raise EngineError(
+                f"the corrected round {round.pk} would not be over "
+                f"({engine.croupier_prompt()}): void it instead; nothing was changed",
+                code="correction_refused",
             )
-            moved = _bring_the_ledger(round, engine, record.seq)
-            live = services._live(round, engine, generation=record.seq)
-            _write(round, live, was_settled)
-            news = []
-            for station, box, multipliers in engine.awaiting_bonus:
-                # a correction that makes an In For 6 hard six: multipliers, as record() does
-                event = BonusAssigned(
-                    station, box, bonus.assign_multipliers(station, box, multipliers)
-                )
-                news += engine.apply(event)
-                services._append(round, *dump_event(event))
-                services._after(round, live)
-            resumed = None
-            if resolve:
-                resumed = disputes.resume(
-                    round, dispute, "correct", by, requested_by, {"correction": record.seq}, False
-                )
-            elif dispute is not None:  # still halted: the supervisor may correct more
-                round.step_key = f"{services.HALTED}{dispute.seq}"
-                round.deadline = None
-                round.save(update_fields=["step_key", "deadline"])
-            else:  # a step after a correction has a fresh step time
-                services._time_the_step(round, engine, live.generation)
-                if engine.awaiting_card is not None and round.table.mode == Table.Mode.VIDEO:
-                    services._deal_by_itself(round)
-                round.save(update_fields=["step_key", "deadline"])
-            _tell_the_table(round, live, made, was_settled, [resumed] if resumed else [], news)
-    except Exception:
-        services._ENGINES.pop(round_id, None)
-        raise
+        record = services.append_record(
+            round,
+            services.CORRECTION_KIND,
+            {
+                "changes": made,
+                "by": by,
+                "requested_by": requested_by,
+                "reason": reason,
+                "dispute": dispute.seq if dispute is not None else None,
+            },
+        )
+        moved = _bring_the_ledger(round, engine, record.seq)
+        live = services._live(round, engine, generation=record.seq)
+        _write(round, live, was_settled)
+        news = []
+        for station, box, multipliers in engine.awaiting_bonus:
+            # a correction that makes an In For 6 hard six: multipliers, as record() does
+            event = BonusAssigned(station, box, bonus.assign_multipliers(station, box, multipliers))
+            news += engine.apply(event)
+            services._append(round, *dump_event(event))
+            services._after(round, live)
+        resumed = None
+        if resolve:
+            resumed = disputes.resume(
+                round, dispute, "correct", by, requested_by, {"correction": record.seq}, False
+            )
+        elif dispute is not None:  # still halted: the supervisor may correct more
+            round.step_key = f"{services.HALTED}{dispute.seq}"
+            round.deadline = None
+            round.save(update_fields=["step_key", "deadline"])
+        else:  # a step after a correction has a fresh step time
+            services._time_the_step(round, engine, live.generation)
+            if engine.awaiting_card is not None and round.table.mode == Table.Mode.VIDEO:
+                services._deal_by_itself(round)
+            round.save(update_fields=["step_key", "deadline"])
+        _tell_the_table(round, live, made, was_settled, [resumed] if resumed else [], news)
     log.warning(
         "table %s round %s: cards corrected by %s (asked by %s): %s; %d ledger movements%s",
         round.table_id,

@@ -171,17 +171,13 @@ def file_dispute(station: Station, round_id: int | None = None) -> Round:
         if target is None:
             raise EngineError("you have no round to dispute", code="no_round")
         round_id = target.pk
-    try:
-        with transaction.atomic():
-            round = Round.objects.select_for_update().filter(pk=round_id, table=table).first()
-            if round is None:
-                raise EngineError(f"round {round_id} is not a round of this table", code="no_round")
-            round.table = table
-            _check_disputable(round, station)
-            halted = _halt(round, station)
-    except Exception:
-        services._ENGINES.pop(round_id, None)
-        raise
+    with services.round_transaction(round_id):
+        round = Round.objects.select_for_update().filter(pk=round_id, table=table).first()
+        if round is None:
+            raise EngineError(f"round {round_id} is not a round of this table", code="no_round")
+        round.table = table
+        _check_disputable(round, station)
+        halted = _halt(round, station)
     log.warning(
         "table %s round %s disputed by station %s: halted (event %s)",
         table.pk,
@@ -261,16 +257,12 @@ def resolve_dispute(
             if not services.is_halted(round):
                 raise EngineError(f"round {round.pk} has no open dispute", code="no_dispute")
             return void_round(round_id, by, reason, requested_by=requested_by)
-    try:
-        with transaction.atomic():
-            round = Round.objects.select_for_update().select_related("table").get(pk=round_id)
-            row = open_dispute(round)
-            if row is None:
-                raise EngineError(f"round {round.pk} has no open dispute", code="no_dispute")
-            resume(round, row, "continue", by, requested_by, {"reason": reason} if reason else {})
-    except Exception:
-        services._ENGINES.pop(round_id, None)
-        raise
+    with services.round_transaction(round_id):
+        round = Round.objects.select_for_update().select_related("table").get(pk=round_id)
+        row = open_dispute(round)
+        if row is None:
+            raise EngineError(f"round {round.pk} has no open dispute", code="no_dispute")
+        resume(round, row, "continue", by, requested_by, {"reason": reason} if reason else {})
     log.warning(
         "table %s round %s: dispute %s resolved by %s (asked by %s): continue",
         round.table_id,

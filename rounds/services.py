@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import timedelta
 from decimal import Decimal
@@ -152,29 +153,38 @@ def close_bets(round_id: int) -> list[Notice]:
         return notices
 
 
+@contextmanager
+def round_transaction(round_id: int) -> Iterator[None]:
+    """A transaction that changes round ``round_id``. When it fails, this process's engine
+    for the round is dropped: it may be ahead of what was committed, and the next use
+    rebuilds it from the event log."""
+    try:
+        with transaction.atomic():
+            yield
+    except Exception:
+        _ENGINES.pop(round_id, None)
+        raise
+
+
 def record(round_id: int, event: Event) -> list[Notice]:
     """Apply one input to the round; return what each party may now see. An input that
     arrives after the step's deadline first applies the step's timeout."""
     # The expiry stands on its own: it is committed even if the late command is refused.
     notices = [] if isinstance(event, Timeout) else expire_if_late(round_id)
-    try:
-        with transaction.atomic():
-            round = Round.objects.select_for_update().get(pk=round_id)
-            if is_halted(round):
-                raise EngineError(
-                    f"round {round.pk} is halted by a dispute: wait for the supervisor",
-                    code="round_halted",
-                )
-            live = _current(round)
-            notices += _apply(round, live, event)
-            for station, box, multipliers in live.engine.awaiting_bonus:
-                # In For 6: the server assigns the hidden multipliers before anyone picks.
-                order = bonus.assign_multipliers(station, box, multipliers)
-                notices += _apply(round, live, BonusAssigned(station, box, order))
-            return notices
-    except Exception:
-        _ENGINES.pop(round_id, None)  # the engine may be ahead of what was committed
-        raise
+    with round_transaction(round_id):
+        round = Round.objects.select_for_update().get(pk=round_id)
+        if is_halted(round):
+            raise EngineError(
+                f"round {round.pk} is halted by a dispute: wait for the supervisor",
+                code="round_halted",
+            )
+        live = _current(round)
+        notices += _apply(round, live, event)
+        for station, box, multipliers in live.engine.awaiting_bonus:
+            # In For 6: the server assigns the hidden multipliers before anyone picks.
+            order = bonus.assign_multipliers(station, box, multipliers)
+            notices += _apply(round, live, BonusAssigned(station, box, order))
+        return notices
 
 
 def expire(round_id: int, step_key: str) -> list[Notice]:
