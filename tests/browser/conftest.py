@@ -95,3 +95,41 @@ def screenshot(page, name: str) -> Path:
     path = ARTIFACTS / f"{name}.png"
     page.screenshot(path=str(path), full_page=True)
     return path
+
+
+# -- helpers of the browser tests (plain functions, imported by the test modules) ------------
+
+
+def button(page, name):
+    return page.get_by_role("button", name=name, exact=True)
+
+
+def log_in(page, server: str, username: str, password: str) -> None:
+    page.goto(f"{server}/croupier/login/")
+    page.get_by_label("Username").fill(username)
+    page.get_by_label("Password").fill(password)
+    button(page, "Log in").click()
+
+
+def open_tablet(page, server: str, demo):
+    """The dealer logged in on ``page`` with the demo table open and connected."""
+    from playwright.sync_api import expect
+
+    log_in(page, server, "dealer", demo.logins["dealer"])
+    expect(page.get_by_role("heading", name="Tables")).to_be_visible()
+    page.get_by_role("link", name=demo.table.name).click()
+    expect(page.locator("#connection")).to_have_text("Connected")
+    return page
+
+
+def stack(table, cards) -> None:
+    """The virtual shoe's next cards (the rest of its decks after them)."""
+    from croupier.services import current_shoe
+    from rounds.engine import ALL_CARDS
+
+    shoe = current_shoe(table)
+    rest = [str(c) for c in ALL_CARDS for _ in range(shoe.decks)]
+    for card in cards:
+        rest.remove(card)
+    shoe.virtual_order = {"cards": list(cards) + rest, "start": shoe.reader_seq}
+    shoe.save(update_fields=["virtual_order"])

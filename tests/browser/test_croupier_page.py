@@ -16,42 +16,12 @@ from decimal import Decimal
 import pytest
 
 from croupier.consumers import scan_reply
-from croupier.services import current_shoe
 from payouts import ledger
-from rounds.engine import ALL_CARDS
 from stations.commands import handle
 from stations.models import Station
-from tests.browser.conftest import TABLET, screenshot
+from tests.browser.conftest import TABLET, button, log_in, open_tablet, screenshot, stack
 
 expect = pytest.importorskip("playwright.sync_api").expect
-
-
-def button(page, name):
-    return page.get_by_role("button", name=name, exact=True)
-
-
-def log_in(page, server, username, password):
-    page.goto(f"{server}/croupier/login/")
-    page.get_by_label("Username").fill(username)
-    page.get_by_label("Password").fill(password)
-    button(page, "Log in").click()
-
-
-def open_tablet(page, server, demo):
-    log_in(page, server, "dealer", demo.logins["dealer"])
-    expect(page.get_by_role("heading", name="Tables")).to_be_visible()
-    page.get_by_role("link", name=demo.table.name).click()
-    expect(page.locator("#connection")).to_have_text("Connected")
-
-
-def stack(table, cards):
-    """The virtual shoe's next cards (the rest of its decks after them)."""
-    shoe = current_shoe(table)
-    rest = [str(c) for c in ALL_CARDS for _ in range(shoe.decks)]
-    for card in cards:
-        rest.remove(card)
-    shoe.virtual_order = {"cards": list(cards) + rest, "start": shoe.reader_seq}
-    shoe.save(update_fields=["virtual_order"])
 
 
 def station_says(demo, client_id, **message):

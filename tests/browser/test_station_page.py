@@ -16,7 +16,7 @@ from django.core.cache import cache
 from croupier.services import current_shoe, scan
 from rounds import services
 from stations.services import cash_in
-from tests.browser.conftest import screenshot
+from tests.browser.conftest import button, screenshot
 
 expect = pytest.importorskip("playwright.sync_api").expect
 
@@ -49,10 +49,6 @@ def watch_errors(page):
     page.on("pageerror", lambda error: errors.append(str(error)))
     page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
     return errors
-
-
-def button(page, name):
-    return page.get_by_role("button", name=name, exact=True)
 
 
 def deal(table, *cards):

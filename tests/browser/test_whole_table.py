@@ -19,7 +19,7 @@ import pytest
 from payouts import ledger
 from rounds.models import Round
 from tablehub.models import TableConfig
-from tests.browser.conftest import TABLET, screenshot
+from tests.browser.conftest import TABLET, button, open_tablet, screenshot
 
 expect = pytest.importorskip("playwright.sync_api").expect
 
@@ -35,25 +35,10 @@ def table(demo, settings):
     settings.TABLEHUB_TIMERS = "none"  # nothing fires from the server after the test
 
 
-def button(page, name):
-    return page.get_by_role("button", name=name, exact=True)
-
-
 def open_station(station_page, server, demo, name):
     page = station_page()
     credential = demo.station_credentials[name]
     page.goto(f"{server}/tables/{demo.table.pk}/stations/{name}/#credential={credential}")
-    expect(page.locator("#connection")).to_have_text("Connected")
-    return page
-
-
-def open_tablet(station_page, server, demo):
-    page = station_page(TABLET)
-    page.goto(f"{server}/croupier/login/")
-    page.get_by_label("Username").fill("dealer")
-    page.get_by_label("Password").fill(demo.logins["dealer"])
-    button(page, "Log in").click()
-    page.get_by_role("link", name=demo.table.name).click()
     expect(page.locator("#connection")).to_have_text("Connected")
     return page
 
@@ -93,7 +78,7 @@ def press_disabled(page, name):
 
 def test_a_whole_round_on_the_tablet_and_two_station_pages(server, table, station_page):
     demo = table
-    tablet = open_tablet(station_page, server, demo)
+    tablet = open_tablet(station_page(TABLET), server, demo)
     button(tablet, "Open table").click()
     expect(tablet.locator("#prompt")).to_have_text("close bets")
 

@@ -9,9 +9,7 @@ from decimal import Decimal
 
 import pytest
 
-from croupier.services import current_shoe
 from payouts import ledger
-from rounds.engine import ALL_CARDS
 from stations.commands import handle
 from stations.models import Station
 from tablehub.models import Jurisdiction
@@ -19,39 +17,23 @@ from tests.browser.conftest import (  # noqa: F401 (the browser tests' fixtures)
     TABLET,
     _fresh_channel_layer_afterwards,
     browser,
+    button,
     demo,
+    open_tablet,
     screenshot,
     server,
+    stack,
     station_page,
 )
 
 expect = pytest.importorskip("playwright.sync_api").expect
 
 
-def button(page, name):
-    return page.get_by_role("button", name=name, exact=True)
-
-
-def stack(table, cards):
-    shoe = current_shoe(table)
-    rest = [str(c) for c in ALL_CARDS for _ in range(shoe.decks)]
-    for card in cards:
-        rest.remove(card)
-    shoe.virtual_order = {"cards": list(cards) + rest, "start": shoe.reader_seq}
-    shoe.save(update_fields=["virtual_order"])
-
-
 def test_a_dispute_resolved_with_a_correction_on_the_tablet(server, demo, station_page):  # noqa: F811
     Jurisdiction.objects.filter(pk=demo.table.jurisdiction_id).update(
         disputes_allowed=True, dispute_window_seconds=60
     )
-    tablet = station_page(TABLET)
-    tablet.goto(f"{server}/croupier/login/")
-    tablet.get_by_label("Username").fill("dealer")
-    tablet.get_by_label("Password").fill(demo.logins["dealer"])
-    button(tablet, "Log in").click()
-    tablet.get_by_role("link", name=demo.table.name).click()
-    expect(tablet.locator("#connection")).to_have_text("Connected")
+    tablet = open_tablet(station_page(TABLET), server, demo)
     expect(button(tablet, "Resolve dispute")).to_be_disabled()
     button(tablet, "Open table").click()
     expect(tablet.locator("#prompt")).to_have_text("close bets")
