@@ -334,6 +334,24 @@ def phase_of(round: Round) -> str:
     return Round.objects.get(pk=round.pk).phase
 
 
+def deal_s1_16_s2_17(server, table: Table, opened_by: str):
+    """Stations s1 and s2 join and bet 10 on boxes 1 and 2 of the round the server opens
+    (``opened_by`` says what opens it); once the timer closes bets the reader deals s1 16,
+    s2 17, the dealer 7 and a hole card. Returns (s1, s2, shoe, round)."""
+    s1, s2 = StationClient(server, table, "s1"), StationClient(server, table, "s2")
+    shoe = ShoeClient(server, table)
+    s1.join()
+    s2.join()
+    round = wait_for(lambda: current_round(table, "betting"), what=opened_by)
+    assert s1.ask({"type": "place", "box": 1, "amount": "10"})["ok"]
+    assert s2.ask({"type": "place", "box": 2, "amount": "10"})["ok"]
+    wait_for(lambda: phase_of(round) == "deal", what="the timer closing bets")
+    shoe.hello()
+    for seq, card in enumerate(["TS", "9H", "7C", "6D", "8S", "9C"], start=1):
+        shoe.card(seq, card)
+    return s1, s2, shoe, round
+
+
 def assert_the_books_balance(table: Table, credits: dict[str, str]) -> None:
     """Every station's credits to the cent, the house's side of every movement, and every
     round's entries adding up to nothing."""
@@ -515,17 +533,7 @@ def test_a_station_that_loses_its_connection_is_played_by_the_timer(embedded_ser
     server = embedded_server
     table = make_table({"betting": 3, "decision": 4})
     server.start()
-    s1, s2 = StationClient(server, table, "s1"), StationClient(server, table, "s2")
-    shoe = ShoeClient(server, table)
-    s1.join()
-    s2.join()
-    round = wait_for(lambda: current_round(table, "betting"), what="the first round")
-    assert s1.ask({"type": "place", "box": 1, "amount": "10"})["ok"]
-    assert s2.ask({"type": "place", "box": 2, "amount": "10"})["ok"]
-    wait_for(lambda: phase_of(round) == "deal", what="bets closed by the timer")
-    shoe.hello()
-    for seq, card in enumerate(["TS", "9H", "7C", "6D", "8S", "9C"], start=1):
-        shoe.card(seq, card)  # s1 16, s2 17, the dealer 7 and a hole card
+    s1, s2, shoe, round = deal_s1_16_s2_17(server, table, "the first round")
     s1.until(lambda f: f.get("event", {}).get("type") == "prompt")
     s1.drop()  # s1's connection dies with its question open
     s2.decide("stand")
@@ -688,17 +696,7 @@ def test_the_table_carries_on_after_redis_restarts_empty(transactional_db, own_r
     processes = [beat(env, tmp_path)]
     try:
         server.start()
-        s1, s2 = StationClient(server, table, "s1"), StationClient(server, table, "s2")
-        shoe = ShoeClient(server, table)
-        s1.join()
-        s2.join()
-        round = wait_for(lambda: current_round(table, "betting"), what="the sweep opening a round")
-        assert s1.ask({"type": "place", "box": 1, "amount": "10"})["ok"]
-        assert s2.ask({"type": "place", "box": 2, "amount": "10"})["ok"]
-        wait_for(lambda: phase_of(round) == "deal", what="the worker closing bets")
-        shoe.hello()
-        for seq, card in enumerate(["TS", "9H", "7C", "6D", "8S", "9C"], start=1):
-            shoe.card(seq, card)  # s1 16, s2 17, the dealer 7 and a hole card
+        s1, s2, shoe, round = deal_s1_16_s2_17(server, table, "the sweep opening a round")
         wait_for(lambda: phase_of(round) == "play", what="the play step")
         s1.decide("hit")
 
