@@ -8,7 +8,9 @@ fuzzer counts its cases in ``CASES`` (printed at the end of the run: docs/reliab
 
 from __future__ import annotations
 
+import itertools
 import json
+import os
 import re
 from collections import Counter
 from decimal import Decimal
@@ -30,6 +32,7 @@ from tablehub.asgi import application
 from tablehub.models import Shoe, Table, TableConfig
 
 ORIGIN = [(b"origin", b"http://127.0.0.1")]
+IDS = itertools.count()  # fresh client ids and probe ids, unique across the fuzzers
 db = database_sync_to_async
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -191,6 +194,31 @@ async def next_reply(ws: WebsocketCommunicator, kinds=("reply",)) -> dict:
         frame = await ws.receive_json_from(timeout=10)
         if frame.get("type") in kinds:
             return frame
+
+
+async def send_and_probe(
+    ws: WebsocketCommunicator, fuzzer: str, send, again: bool, payload: object
+) -> dict:
+    """One fuzz case on ``ws``: ``send()`` sends it and returns (reply, outcome); with
+    ``again`` it is sent a second time on the same socket (a replay, counted). Then the
+    socket must still answer a valid ``state``. Closes the socket, counts the case and
+    returns the reply (``payload`` is what FUZZ_TRACE prints)."""
+    try:
+        reply, outcome = await send()
+        if again:
+            _, replayed = await send()
+            count(fuzzer, **{f"replayed, {replayed}": 1})
+        probe = f"probe-{next(IDS)}"
+        await ws.send_json_to({"type": "state", "client_id": probe})
+        alive = await next_reply(ws)
+        assert alive["ok"] and alive["client_id"] == probe, alive
+    finally:
+        await ws.disconnect()
+    code = reply.get("error", {}).get("code", "ok")
+    if os.environ.get("FUZZ_TRACE"):
+        print(code, repr(payload)[:200])
+    count(fuzzer, cases=1, **{outcome: 1, f"code {code}": 1})
+    return reply
 
 
 async def join(table: Table, name: str, secret: str | None = None) -> WebsocketCommunicator:

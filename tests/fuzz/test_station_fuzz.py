@@ -11,9 +11,7 @@ balances, and the socket answers a valid ``state`` afterwards.
 
 from __future__ import annotations
 
-import itertools
 import json
-import os
 from decimal import Decimal
 
 import pytest
@@ -41,19 +39,18 @@ from tests.fuzz.strategies import (
     weighted,
 )
 from tests.fuzz.support import (
+    IDS,
     STATION_CODES,
     connect,
-    count,
     db,
     effective_client_id,
     join,
     ledger_balances,
     next_reply,
+    send_and_probe,
     snapshot,
     station_part,
 )
-
-PROBES = itertools.count()
 
 DECISIONS = message_for(
     st.just("decide"),
@@ -96,24 +93,11 @@ async def play_case(table: Table, fuzzer: str, case, again: bool = False) -> dic
     valid ``state``."""
     kind, payload = case
     if kind == "json" and payload.get("client_id") == FRESH:
-        payload = payload | {"client_id": f"fresh-{next(PROBES)}"}
+        payload = payload | {"client_id": f"fresh-{next(IDS)}"}
     ws = await join(table, "s1")
-    try:
-        reply, outcome = await send_case(ws, table, kind, payload)
-        if again:
-            _, replayed = await send_case(ws, table, kind, payload)
-            count(fuzzer, **{f"replayed, {replayed}": 1})
-        probe = f"probe-{next(PROBES)}"
-        await ws.send_json_to({"type": "state", "client_id": probe})
-        alive = await next_reply(ws)
-        assert alive["ok"] and alive["client_id"] == probe, alive
-    finally:
-        await ws.disconnect()
-    code = reply.get("error", {}).get("code", "ok")
-    if os.environ.get("FUZZ_TRACE"):
-        print(code, repr(payload)[:200])
-    count(fuzzer, cases=1, **{outcome: 1, f"code {code}": 1})
-    return reply
+    return await send_and_probe(
+        ws, fuzzer, lambda: send_case(ws, table, kind, payload), again, payload
+    )
 
 
 async def send_case(ws: WebsocketCommunicator, table: Table, kind: str, payload) -> tuple:

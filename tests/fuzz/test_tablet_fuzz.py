@@ -12,8 +12,6 @@ answers a valid ``state`` afterwards. Who may connect at all is tested at the en
 
 from __future__ import annotations
 
-import itertools
-import os
 from decimal import Decimal
 
 import pytest
@@ -36,19 +34,19 @@ from tests.fuzz.strategies import (
     weighted,
 )
 from tests.fuzz.support import (
+    IDS,
     ORIGIN,
     TABLET_CODES,
-    count,
     db,
     effective_client_id,
     ledger_balances,
     next_reply,
+    send_and_probe,
     session_headers,
     snapshot,
 )
 
 FUZZER = "tablet socket"
-IDS = itertools.count()
 
 
 def betting_with_bets(table) -> None:
@@ -112,21 +110,7 @@ async def test_tablet_socket(betting, no_rate_limit, case, foreign_round, again)
         if foreign_round and "round" in payload:
             payload = payload | {"round": await db(other_tables_round)()}
     tablet = await open_tablet(betting)
-    try:
-        reply, outcome = await send_case(tablet, kind, payload)
-        if again:  # the same frame again on the same connection: a replay
-            _, replayed = await send_case(tablet, kind, payload)
-            count(FUZZER, **{f"replayed, {replayed}": 1})
-        probe = f"probe-{next(IDS)}"
-        await tablet.send_json_to({"type": "state", "client_id": probe})
-        alive = await next_reply(tablet)
-        assert alive["ok"] and alive["client_id"] == probe, alive
-    finally:
-        await tablet.disconnect()
-    code = reply.get("error", {}).get("code", "ok")
-    if os.environ.get("FUZZ_TRACE"):
-        print(code, repr(payload)[:160])
-    count(FUZZER, cases=1, **{outcome: 1, f"code {code}": 1})
+    await send_and_probe(tablet, FUZZER, lambda: send_case(tablet, kind, payload), again, payload)
 
 
 async def send_case(tablet: WebsocketCommunicator, kind: str, payload) -> tuple[dict, str]:
