@@ -140,7 +140,7 @@ async def measure(
     import websockets
     from asgiref.sync import sync_to_async
 
-    from rounds import services
+    from rounds import writer
     from tablehub.models import Table
 
     url = f"ws://127.0.0.1:{port}/ws/tables/{table_id}"
@@ -155,14 +155,14 @@ async def measure(
         await station.next(lambda f: f.get("client_id") == "j")
         stations.append(station)
     table = await sync_to_async(Table.objects.get)(pk=table_id)
-    round = await sync_to_async(services.open_round)(table)
+    round = await sync_to_async(writer.open_round)(table)
     for station in stations:
         await station.ws.send(
             json.dumps({"type": "place", "client_id": "b", "box": 1, "amount": "10"})
         )
     for station in stations:
         await station.next(lambda f: f.get("client_id") == "b")
-    await sync_to_async(services.expire)(round.pk, "betting")
+    await sync_to_async(writer.expire)(round.pk, "betting")
 
     shoe = await websockets.connect(f"{url}/shoe/", origin=origin)
     await shoe.send(json.dumps({"type": "hello", "key": "reader"}))

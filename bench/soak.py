@@ -485,7 +485,7 @@ def check_books(table_id: int, final: dict[str, dict]) -> tuple[dict, list[str]]
     from payouts.models import LedgerEntry
     from rounds.models import Round, RoundEvent
     from rounds.recall import recall
-    from rounds.services import rebuild
+    from rounds.replay import rebuild
     from stations.models import Station
 
     problems: list[str] = []

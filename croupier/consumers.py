@@ -13,7 +13,8 @@ from croupier.services import scan
 from croupier.tablet import error_reply, handle
 from croupier.tablet_state import croupier_state
 from rounds.engine import EngineError
-from tablehub.broadcast import remember_server_loop, tell_croupier
+from rounds.recovery import server_connected
+from tablehub.broadcast import tell_croupier
 from tablehub.consumers import TableConsumer, client_id_of
 from tablehub.models import Table
 from tablehub.roles import TABLET_ROLES, has_role
@@ -63,7 +64,7 @@ class ShoeConsumer(TableConsumer):
 
     async def connect(self) -> None:
         self.table_id = int(self.scope["url_route"]["kwargs"]["table_id"])
-        remember_server_loop()
+        server_connected()
         self.table: Table | None = None
         await self.accept()
 
@@ -116,7 +117,7 @@ class CroupierConsumer(TableConsumer):
 
     async def connect(self) -> None:
         self.table_id = int(self.scope["url_route"]["kwargs"]["table_id"])
-        remember_server_loop()
+        server_connected()
         self.user = self.scope.get("user")
         self.table: Table | None = None
         self.replies: dict[str, dict[str, Any]] = {}

@@ -11,7 +11,7 @@ from typing import Any
 
 from django.db import transaction
 
-from rounds import services
+from rounds import writer
 from rounds.engine import Burn, CardDrawn, EngineError, parse_card
 from rounds.models import CARD_PHASES
 from tablehub.models import Shoe, Table
@@ -63,7 +63,7 @@ def scan(table: Table, seq: object, card: object, burn: bool = False) -> dict[st
         if cut_card:
             check_shoe_copies(shoe, str(parsed))
         event = Burn(parsed) if burn else CardDrawn(parsed)
-        services.record(round.pk, event)
+        writer.record(round.pk, event)
         shoe.reader_seq = seq
         shoe.cards_drawn += 1
         if cut_card:

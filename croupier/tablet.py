@@ -23,7 +23,7 @@ from django.utils import timezone
 from croupier import virtual_shoe
 from croupier.services import check_shoe_copies, current_shoe, scan
 from croupier.tablet_state import croupier_state, current_round
-from rounds import corrections, disputes, services, voids
+from rounds import corrections, disputes, voids, writer
 from rounds.engine import EngineError, Notice, parse_card
 from rounds.models import IN_PLAY, Round, RoundEvent
 from tablehub import broadcast
@@ -49,14 +49,15 @@ def open_table(table: Table) -> Round:
             table.save(update_fields=["is_open"])
         round = current_round(table)
         if round is None:
-            round = services.open_round(table)  # announces itself to the table
+            round = writer.open_round(table)  # announces itself to the table
         _tell_tablets_on_commit(table, "table")
     return round
 
 
-def close_table(table: Table) -> None:
+def close_table(table: Table, by: str = "") -> None:
     """No new round after the current one. A betting round nobody has bet on is cancelled
-    (VOID; no money moved), since bets would otherwise stay open for ever."""
+    (VOID, logged with ``by``, the tablet user who closed the table; no money moved), since
+    bets would otherwise stay open for ever."""
     with transaction.atomic():
         table = Table.objects.select_for_update().get(pk=table.pk)
         if table.is_open:
@@ -66,13 +67,13 @@ def close_table(table: Table) -> None:
         if round is not None and round.phase == Round.Phase.BETTING:
             round = Round.objects.select_for_update().get(pk=round.pk)  # no bet races us
             if round.phase == Round.Phase.BETTING and not round.bets.exists():
-                round.phase = Round.Phase.VOID
-                round.step_key, round.deadline = "", None
-                round.save(update_fields=["phase", "step_key", "deadline"])
-                notice = Notice(
-                    "public", {"type": "void", "reason": "the table closed with no bets"}
+                reason = voids.TABLE_CLOSED
+                writer.end_round(
+                    round,
+                    Round.Phase.VOID,
+                    {"by": by, "reason": reason, "requested_by": by},
+                    Notice("public", {"type": "void", "reason": reason}),
                 )
-                broadcast.publish_on_commit(table.pk, round.pk, round.last_seq, [notice])
         _tell_tablets_on_commit(table, "table")
 
 
@@ -85,7 +86,7 @@ def close_bets(table: Table) -> None:
         raise EngineError("bets are already closed", code="bets_closed")
     if not round.bets.exists():  # close_bets would only restart the betting time
         raise EngineError("no station has bet yet: bets stay open", code="no_bets")
-    services.close_bets(round.pk)
+    writer.close_bets(round.pk)
 
 
 def deal(table: Table, burn: bool = False) -> dict[str, Any]:
@@ -216,9 +217,16 @@ def resolve_dispute(
             )
         round_id = open_[0]["round"]
     round = _named_round(table, round_id)
-    return disputes.resolve_dispute(
-        round.pk, resolution, supervisor.get_username(), asked_by, reason, changes
-    )
+    by = supervisor.get_username()
+    if resolution not in disputes.RESOLUTIONS:
+        raise EngineError("resolution must be continue, correct or void", code="bad_message")
+    if resolution == "correct":
+        return corrections.correct_cards(
+            round.pk, changes or [], by, asked_by, reason, resolve=True
+        )
+    if resolution == "void":
+        return voids.void_disputed_round(round.pk, by, reason, requested_by=asked_by)
+    return disputes.continue_round(round.pk, by, asked_by, reason)
 
 
 def discard_card(
@@ -252,9 +260,9 @@ def discard_card(
             if cut_card:
                 check_shoe_copies(shoe, text)
                 shoe.drawn[text] = shoe.drawn.get(text, 0) + 1
-        row = services.append_record(
+        row = writer.append_record(
             round,
-            services.DISCARD_KIND,
+            RoundEvent.Kind.DISCARD,
             {
                 "card": text,
                 "reason": reason,
@@ -280,13 +288,15 @@ def discard_card(
 
 def _check_discard_copies(round: Round, card: str) -> None:
     """A discarded card keeps the shoe possible: no more copies than its decks hold."""
-    engine = services._current(round).engine
-    discarded = round.events.filter(kind=services.DISCARD_KIND, payload__card=card).count()
-    copies = sum(1 for c in engine.drawn if str(c) == card) + discarded + 1
-    if copies > engine.rules.decks:
+    drawn, decks = writer.read(
+        round.pk,
+        lambda engine: (sum(1 for c in engine.drawn if str(c) == card), engine.rules.decks),
+    )
+    discarded = round.events.filter(kind=RoundEvent.Kind.DISCARD, payload__card=card).count()
+    copies = drawn + discarded + 1
+    if copies > decks:
         raise EngineError(
-            f"{card} drawn {copies} times, but a {engine.rules.decks}-deck shoe holds "
-            f"{engine.rules.decks}",
+            f"{card} drawn {copies} times, but a {decks}-deck shoe holds {decks}",
             code="impossible_card",
         )
 
@@ -383,7 +393,7 @@ def _cmd_open_table(ctx: Context, message: dict[str, Any]) -> None:
 
 
 def _cmd_close_table(ctx: Context, message: dict[str, Any]) -> None:
-    close_table(ctx.table)
+    close_table(ctx.table, ctx.name)
     log.info("table %s closed by %s", ctx.table.pk, ctx.name)
 
 

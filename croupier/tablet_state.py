@@ -12,10 +12,11 @@ from typing import Any
 
 from django.utils import timezone
 
-from rounds import disputes, services, voids
+from rounds import disputes, voids, writer
 from rounds.engine import Round as Engine
-from rounds.engine.codec import load_event
 from rounds.models import ENDED, IN_PLAY, Round, RoundEvent
+from rounds.replay import Step
+from rounds.replay import replay as replay_round
 from tablehub.models import Table
 
 
@@ -39,7 +40,7 @@ def croupier_state(table: Table) -> dict[str, Any]:
     if previous is None and current is not None and current["phase"] in IN_PLAY:
         # a dispute of the last round may be open while this one is dealt
         last = table.rounds.filter(pk__lt=round.pk).order_by("-pk").first()
-        if last is not None and services.is_halted(last):
+        if last is not None and writer.is_halted(last):
             previous = round_state(last, table)
     return {
         "table": {
@@ -93,7 +94,7 @@ def round_state(round: Round, table: Table) -> dict[str, Any]:
         "cards": [],
         "stations": [],
         "void": voids.void_record(round),
-        "halted": services.is_halted(round),
+        "halted": writer.is_halted(round),
         "dispute": None,
         "disputes": [],
         "discarded": [],
@@ -147,32 +148,24 @@ def replay(
     rows = list(round.events.order_by("seq"))
     if state is not None:
         _records(rows, state)
-    if not rows or rows[0].kind != "bets_closed":
-        return None, []
-    engine = services._new_engine(round, rows[0].payload)
-    fixes = services.corrections_of(rows)
     cards: list[dict[str, Any]] = []
-    hole: dict[str, Any] | None = None
-    hole_was: str | None = None
-    for row in rows[1:]:
-        if row.kind in services.RECORDS_ONLY:  # a void, a dispute, a correction: no input
-            continue
-        payload = row.payload
-        corrected = row.kind in ("card", "burn") and row.seq in fixes
-        if corrected:
-            if fixes[row.seq] is None:  # taken out of play (an exposed card)
-                cards.append(
-                    {
-                        "n": len(cards) + 1,
-                        "seq": row.seq,
-                        "card": payload["card"],
-                        "to": "out",
-                        "label": "taken out of play",
-                    }
-                )
-                continue
-            payload = {**payload, "card": fixes[row.seq]}
-        for notice in engine.apply(load_event(row.kind, payload)):
+    hole: dict[str, Any] = {}
+    hole_was: list[str | None] = [None]
+
+    def observe(step: Step) -> None:
+        row = step.row
+        if step.out_of_play:  # an exposed card, taken out of play by a correction
+            cards.append(
+                {
+                    "n": len(cards) + 1,
+                    "seq": row.seq,
+                    "card": row.payload["card"],
+                    "to": "out",
+                    "label": "taken out of play",
+                }
+            )
+            return
+        for notice in step.notices:
             if notice.to != "public":
                 continue
             entry = _card_entry(notice.message, len(cards) + 1)
@@ -180,14 +173,17 @@ def replay(
                 entry["seq"] = row.seq
                 cards.append(entry)
                 if entry["to"] == "hole":
-                    hole = entry
-                    hole_was = row.payload["card"] if corrected else None
-                elif corrected:
-                    entry["corrected_from"] = row.payload["card"]
-            elif notice.message["type"] == "hole_card" and hole is not None:
-                hole |= {"card": notice.message["card"], "label": "hole (shown)"}
-                if hole_was is not None:  # shown only once the hole card is
-                    hole["corrected_from"] = hole_was
+                    hole.clear()
+                    hole["entry"] = entry
+                    hole_was[0] = step.corrected_from
+                elif step.corrected_from is not None:
+                    entry["corrected_from"] = step.corrected_from
+            elif notice.message["type"] == "hole_card" and hole:
+                hole["entry"] |= {"card": notice.message["card"], "label": "hole (shown)"}
+                if hole_was[0] is not None:  # shown only once the hole card is
+                    hole["entry"]["corrected_from"] = hole_was[0]
+
+    engine = replay_round(round, rows, observe=observe)
     return engine, cards
 
 
@@ -195,18 +191,18 @@ def _records(rows: list[RoundEvent], state: dict[str, Any]) -> None:
     """The round's disputes (each with its resolution) and discarded cards, for the tablet."""
     by_seq: dict[int, dict[str, Any]] = {}
     for row in rows:
-        if row.kind == services.DISPUTE_KIND:
+        if row.kind == RoundEvent.Kind.DISPUTE:
             entry = disputes.describe(row) | {"resolved": None}
             by_seq[row.seq] = entry
             state["disputes"].append(entry)
-        elif row.kind == services.RESOLVED_KIND and row.payload.get("dispute") in by_seq:
+        elif row.kind == RoundEvent.Kind.DISPUTE_RESOLVED and row.payload.get("dispute") in by_seq:
             by_seq[row.payload["dispute"]]["resolved"] = {
                 "seq": row.seq,
                 "at": row.created_at.isoformat(),
                 "resolution": row.payload.get("resolution"),
                 "by": row.payload.get("by"),
             }
-        elif row.kind == services.DISCARD_KIND:
+        elif row.kind == RoundEvent.Kind.DISCARD:
             state["discarded"].append(
                 {
                     "seq": row.seq,

@@ -9,3 +9,9 @@ class RoundsConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
     name = "rounds"
     verbose_name = "Rounds"
+
+    def ready(self) -> None:
+        # Local: the writer imports models, which the app registry loads first.
+        from rounds import timers, writer
+
+        timers.register("expire", writer.expire)

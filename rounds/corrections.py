@@ -13,10 +13,11 @@ be corrected only while its dispute window is open or a dispute made in time is 
 
 The correction is a RoundEvent (kind ``correction``, payload ``{changes: [{seq, position,
 was, card}], by, requested_by, reason, dispute}``; ``card`` null: taken out of play) that
-the engine replay skips; ``rounds.services.engine_events`` applies it to the card events it
+the engine replay skips; ``rounds.replay.replay`` applies it to the card events it
 names, so ``rebuild`` and every later input see the corrected round.
 
-The ledger is brought to the corrected round, item by item (the keys ``_after`` writes,
+The ledger is brought to the corrected round (rounds.writer.correct), item by item (the keys
+the writer gives each money item,
 ``round:<id>:<station>:<item>``): an item the corrected round has and the ledger lacks is
 written; an entry the corrected round no longer has, or has with another amount, is
 reversed by ``<its key>:corrected`` (same kind, opposite amount) and the new amount written
@@ -30,27 +31,20 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from django.core.cache import cache
 from django.db import transaction
-from django.utils import timezone
 
-from payouts import ledger
-from payouts.models import LedgerEntry
-from payouts.specials import bonus
-from rounds import disputes, services
+from rounds import disputes, writer
 from rounds.engine import EngineError, Notice, parse_card
 from rounds.engine import Round as Engine
-from rounds.engine.codec import dump_event
-from rounds.engine.round import BonusAssigned
-from rounds.models import Hand, Round, RoundEvent
-from tablehub import broadcast
+from rounds.models import CARD_KINDS, Round, RoundEvent
+from rounds.replay import Fixes, corrections_of, replay
+from stations.commands import station_state
 from tablehub.models import Shoe, Table
 
 log = logging.getLogger("tablehub.rounds")
 
 MAX_CHANGES = 8
 MAX_REASON = 200
-CARD_KINDS = ("card", "burn")
 
 
 def correct_cards(
@@ -74,7 +68,7 @@ def correct_cards(
             f"the reason is text of at most {MAX_REASON} characters", code="bad_message"
         )
     reason = reason.strip()
-    with services.round_transaction(round_id):
+    with transaction.atomic():
         shoe = _cut_card_shoe(Round.objects.select_related("table").get(pk=round_id))
         round = Round.objects.select_for_update().select_related("table").get(pk=round_id)
         dispute = disputes.open_dispute(round)
@@ -83,7 +77,7 @@ def correct_cards(
         was_settled = _check_correctable(round)
         rows = list(round.events.order_by("seq"))
         made = _resolve_changes(rows, wanted)
-        fixes = services.corrections_of(rows) | {c["seq"]: c["card"] for c in made}
+        fixes = corrections_of(rows) | {c["seq"]: c["card"] for c in made}
         engine = _replay(round, rows, fixes)
         if shoe is not None:
             _count_in_the_shoe(shoe, made)
@@ -93,9 +87,9 @@ def correct_cards(
                 f"({engine.croupier_prompt()}): void it instead; nothing was changed",
                 code="correction_refused",
             )
-        record = services.append_record(
+        record, live, news, moved = writer.correct(
             round,
-            services.CORRECTION_KIND,
+            engine,
             {
                 "changes": made,
                 "by": by,
@@ -103,31 +97,19 @@ def correct_cards(
                 "reason": reason,
                 "dispute": dispute.seq if dispute is not None else None,
             },
+            was_settled,
         )
-        moved = _bring_the_ledger(round, engine, record.seq)
-        live = services._live(round, engine, generation=record.seq)
-        _write(round, live, was_settled)
-        news = []
-        for station, box, multipliers in engine.awaiting_bonus:
-            # a correction that makes an In For 6 hard six: multipliers, as record() does
-            event = BonusAssigned(station, box, bonus.assign_multipliers(station, box, multipliers))
-            news += engine.apply(event)
-            services._append(round, *dump_event(event))
-            services._after(round, live)
         resumed = None
         if resolve:
             resumed = disputes.resume(
                 round, dispute, "correct", by, requested_by, {"correction": record.seq}, False
             )
         elif dispute is not None:  # still halted: the supervisor may correct more
-            round.step_key = f"{services.HALTED}{dispute.seq}"
+            round.step_key = f"{writer.HALTED}{dispute.seq}"
             round.deadline = None
             round.save(update_fields=["step_key", "deadline"])
         else:  # a step after a correction has a fresh step time
-            services._time_the_step(round, engine, live.generation)
-            if engine.awaiting_card is not None and round.table.mode == Table.Mode.VIDEO:
-                services._deal_by_itself(round)
-            round.save(update_fields=["step_key", "deadline"])
+            writer.time_step(round)
         _tell_the_table(round, live, made, was_settled, [resumed] if resumed else [], news)
     log.warning(
         "table %s round %s: cards corrected by %s (asked by %s): %s; %d ledger movements%s",
@@ -203,7 +185,7 @@ def _check_correctable(round: Round) -> bool:
 def _resolve_changes(rows: list[RoundEvent], wanted: list[dict[str, Any]]) -> list[dict]:
     """Each wanted change as ``{seq, position, was, card}`` against the round's scans."""
     scans = [r for r in rows if r.kind in CARD_KINDS]
-    fixes = services.corrections_of(rows)
+    fixes = corrections_of(rows)
     made: list[dict[str, Any]] = []
     for change in wanted:
         if "position" in change:
@@ -282,89 +264,29 @@ def _what(row: RoundEvent, fixes: dict[int, str | None], rows: list[RoundEvent])
     return row.kind
 
 
-def _replay(round: Round, rows: list[RoundEvent], fixes: dict[int, str | None]) -> Engine:
-    engine = services._new_engine(round, rows[0].payload)
-    for row, event in services.engine_events(rows, fixes):
-        try:
-            engine.apply(event)
-        except EngineError as exc:
-            code = "impossible_card" if exc.code == "impossible_card" else "correction_refused"
-            raise EngineError(
-                f"with this correction, event {row.seq} ({_what(row, fixes, rows)}) no longer "
-                f"applies: {exc.line()}; nothing was changed",
-                code=code,
-            ) from None
+def _replay(round: Round, rows: list[RoundEvent], fixes: Fixes) -> Engine:
+    """The round replayed with the correction; refused, naming the first input that no
+    longer applies."""
+
+    def refused(row: RoundEvent, exc: EngineError, fixes: Fixes) -> None:
+        code = "impossible_card" if exc.code == "impossible_card" else "correction_refused"
+        raise EngineError(
+            f"with this correction, event {row.seq} ({_what(row, fixes, rows)}) no longer "
+            f"applies: {exc.line()}; nothing was changed",
+            code=code,
+        ) from None
+
+    engine = replay(round, rows, fixes=fixes, refused=refused)
+    assert engine is not None  # a round with a card has closed bets
     return engine
 
 
-# -- writing -----------------------------------------------------------------------------------
-
-
-def _bring_the_ledger(round: Round, engine: Engine, seq: int) -> list[tuple]:
-    """Make the round's ledger entries the corrected round's money items (module docstring)."""
-    entries = list(
-        LedgerEntry.objects.filter(
-            round=round,
-            station__isnull=False,
-            kind__in=[LedgerEntry.Kind.STAKE, LedgerEntry.Kind.RETURN],
-        ).select_related("station")
-    )
-    keys = {e.key for e in entries}
-    now = {
-        services.ledger_item(e.key): e
-        for e in entries
-        if not e.key.endswith(services.CORRECTED) and e.key + services.CORRECTED not in keys
-    }
-    stations = {s.name: s for s in round.table.stations.filter(name__in=list(engine.seats))}
-    wanted = {
-        f"round:{round.pk}:{name}:{item}": (name, amount)
-        for name in engine.seats
-        for item, amount in engine.money_items(name).items()
-    }
-    movements = []
-    for item in sorted(set(now) | set(wanted)):
-        entry = now.get(item)
-        name, amount = wanted.get(item, (None, None))
-        if entry is not None and amount is not None and entry.amount == amount:
-            continue
-        if entry is not None:  # no longer in the round, or another amount: taken back
-            movements.append(
-                (entry.station, entry.kind, -entry.amount, entry.key + services.CORRECTED)
-            )
-        if amount is not None:
-            key = item if item not in keys else f"{item}:c{seq}"
-            kind = LedgerEntry.Kind.STAKE if amount < 0 else LedgerEntry.Kind.RETURN
-            movements.append((stations[name], kind, amount, key))
-    ledger.post_many(round, movements)
-    return movements
-
-
-def _write(round: Round, live: services.Live, was_settled: bool) -> None:
-    """The phase and, for a settled round, its results; saves the round."""
-    engine = live.engine
-    round.phase = engine.phase.value
-    if engine.settled:
-        if was_settled:  # the results are written again; the window keeps its start
-            Hand.objects.filter(round=round).delete()
-            from stations.selectors import _outcome_key
-
-            key = _outcome_key(round)
-            if key:
-                cache.delete(key)  # the dealer's hand in the histories
-        else:
-            round.settled_at = timezone.now()
-            if round.table.is_open:
-                table = round.table
-                transaction.on_commit(lambda: services.open_round(table))
-        services._write_results(round, engine, live.stations)
-    round.save(update_fields=["last_seq", "phase", "settled_at"])
-    live.seq = round.last_seq
-    services._ENGINES[round.pk] = live
+# -- telling the table ----------------------------------------------------------------------
 
 
 def _tell_the_table(
     round: Round,
-    live: services.Live,
+    live: writer.Live,
     made: list[dict[str, Any]],
     was_settled: bool,
     resumed: list[Notice],
@@ -372,8 +294,6 @@ def _tell_the_table(
 ) -> None:
     """Every station redraws (and hears that the round goes on, after a dispute); each
     station in the round gets its new state at once."""
-    from stations.commands import station_state
-
     notices = [
         Notice(
             "public",
@@ -385,4 +305,4 @@ def _tell_the_table(
         notices.append(
             Notice(name, {"type": "state", "state": station_state(station, was_settled)})
         )
-    broadcast.publish_on_commit(round.table_id, round.pk, round.last_seq, notices)
+    writer.publish(round, notices)

@@ -33,11 +33,11 @@ from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
-from rounds import services
+from rounds import writer
 from rounds.engine import EngineError, Notice
 from rounds.models import ENDED, IN_PLAY, Round, RoundEvent
+from rounds.replay import rebuild
 from stations.models import Station
-from tablehub import broadcast
 from tablehub.models import Table
 
 log = logging.getLogger("tablehub.rounds")
@@ -71,15 +71,15 @@ def window_open(round: Round, now: datetime | None = None) -> bool:
 def may_change_settled(round: Round) -> bool:
     """A settled round's payouts may still change: its window is open, or a dispute made in
     time waits for the supervisor."""
-    return window_open(round) or services.is_halted(round)
+    return window_open(round) or writer.is_halted(round)
 
 
 def open_dispute(round: Round) -> RoundEvent | None:
     """The dispute that halts the round, if any."""
-    if not services.is_halted(round):
+    if not writer.is_halted(round):
         return None
-    seq = int(round.step_key.removeprefix(services.HALTED))
-    return round.events.filter(seq=seq, kind=services.DISPUTE_KIND).first()
+    seq = int(round.step_key.removeprefix(writer.HALTED))
+    return round.events.filter(seq=seq, kind=RoundEvent.Kind.DISPUTE).first()
 
 
 def describe(row: RoundEvent) -> dict[str, Any]:
@@ -98,7 +98,7 @@ def table_disputes(table: Table) -> list[dict[str, Any]]:
     rounds = [
         r
         for r in table.rounds.order_by("-pk").only("pk", "step_key")[:RECENT]
-        if services.is_halted(r)
+        if writer.is_halted(r)
     ]
     rows = [open_dispute(r) for r in reversed(rounds)]
     return [describe(row) for row in rows if row is not None]
@@ -139,7 +139,7 @@ def station_dispute(station: Station, shown: Round | None, has_bets: bool, cards
         since = timezone.now() - timedelta(seconds=table.jurisdiction.dispute_window_seconds)
         target = (
             Round.objects.filter(table=table, phase=Round.Phase.SETTLED, bets__station=station)
-            .filter(Q(settled_at__gt=since) | Q(step_key__startswith=services.HALTED))
+            .filter(Q(settled_at__gt=since) | Q(step_key__startswith=writer.HALTED))
             .order_by("-pk")
             .first()
         )
@@ -152,7 +152,7 @@ def station_dispute(station: Station, shown: Round | None, has_bets: bool, cards
     return {
         "round": target.pk,
         "until": until.isoformat() if until else None,
-        "halted": services.is_halted(target),
+        "halted": writer.is_halted(target),
     }
 
 
@@ -171,7 +171,7 @@ def file_dispute(station: Station, round_id: int | None = None) -> Round:
         if target is None:
             raise EngineError("you have no round to dispute", code="no_round")
         round_id = target.pk
-    with services.round_transaction(round_id):
+    with transaction.atomic():
         round = Round.objects.select_for_update().filter(pk=round_id, table=table).first()
         if round is None:
             raise EngineError(f"round {round_id} is not a round of this table", code="no_round")
@@ -195,7 +195,7 @@ def _check_disputable(round: Round, station: Station) -> None:
         raise EngineError(f"round {round.pk} is void", code="round_over")
     if round.phase == Round.Phase.BETTING:
         raise EngineError("no card has been dealt yet", code="no_card_yet")
-    if services.is_halted(round):
+    if writer.is_halted(round):
         raise EngineError(f"round {round.pk} is already halted by a dispute", code="already_halted")
     if round.phase == Round.Phase.SETTLED:
         if not window_open(round):
@@ -204,60 +204,31 @@ def _check_disputable(round: Round, station: Station) -> None:
                 code="dispute_window_closed",
             )
         return
-    if not services._current(round).engine.drawn:
+    if not rebuild(round).drawn:
         raise EngineError("no card has been dealt yet", code="no_card_yet")
 
 
 def _halt(round: Round, station: Station) -> RoundEvent:
-    row = services.append_record(
+    return writer.halt(
         round,
-        services.DISPUTE_KIND,
         {
             "station": station.name,
             "phase": round.phase,
             "step_key": round.step_key,
             "deadline": round.deadline.isoformat() if round.deadline else None,
         },
+        Notice("public", {"type": "halted", "reason": "dispute", "round": round.pk}),
     )
-    round.step_key = f"{services.HALTED}{row.seq}"
-    round.deadline = None  # the step's timer stops; the resume starts a fresh one
-    round.save(update_fields=["last_seq", "step_key", "deadline"])
-    notice = Notice("public", {"type": "halted", "reason": "dispute", "round": round.pk})
-    broadcast.publish_on_commit(round.table_id, round.pk, round.last_seq, [notice])
-    return row
 
 
 # -- resolving ---------------------------------------------------------------------------------
 
 
-def resolve_dispute(
-    round_id: int,
-    resolution: str,
-    by: str,
-    requested_by: str = "",
-    reason: str = "",
-    changes: list[dict[str, Any]] | None = None,
-) -> Round:
-    """A supervisor (``by``, already checked) resolves the dispute that halts the round:
-    ``continue`` (the round goes on as it was), ``correct`` (``changes``: see
-    rounds.corrections.correct_cards) or ``void`` (``reason``). Raises EngineError
-    (``no_dispute``, ``bad_message`` and those of the correction or void) having changed
-    nothing."""
-    if resolution not in RESOLUTIONS:
-        raise EngineError("resolution must be continue, correct or void", code="bad_message")
-    if resolution == "correct":
-        from rounds.corrections import correct_cards
-
-        return correct_cards(round_id, changes or [], by, requested_by, reason, resolve=True)
-    if resolution == "void":
-        from rounds.voids import void_round
-
-        with transaction.atomic():
-            round = Round.objects.select_for_update().get(pk=round_id)
-            if not services.is_halted(round):
-                raise EngineError(f"round {round.pk} has no open dispute", code="no_dispute")
-            return void_round(round_id, by, reason, requested_by=requested_by)
-    with services.round_transaction(round_id):
+def continue_round(round_id: int, by: str, requested_by: str = "", reason: str = "") -> Round:
+    """A supervisor (``by``, already checked) resolves the dispute that halts the round by
+    letting it go on as it was (a correction: rounds/corrections.py; a void:
+    rounds/voids.py). Raises EngineError (``no_dispute``) having changed nothing."""
+    with transaction.atomic():
         round = Round.objects.select_for_update().select_related("table").get(pk=round_id)
         row = open_dispute(round)
         if row is None:
@@ -286,9 +257,8 @@ def resume(
     """Record the resolution of ``dispute`` and let the (locked) round go on: a round in play
     gets a fresh step time; every station hears ``resumed`` (the caller tells them, after its
     own news, without ``tell``). Saves the round."""
-    services.append_record(
+    writer.resume(
         round,
-        services.RESOLVED_KIND,
         {
             "dispute": dispute.seq,
             "resolution": resolution,
@@ -296,12 +266,8 @@ def resume(
             "requested_by": requested_by,
             **extra,
         },
+        in_play=round.phase in IN_PLAY,
     )
-    if round.phase in IN_PLAY:
-        services.restart_timer(round, services._current(round))
-    else:
-        round.step_key, round.deadline = "", None
-    round.save(update_fields=["last_seq", "step_key", "deadline"])
     notice = Notice(
         "public",
         {
@@ -312,5 +278,5 @@ def resume(
         },
     )
     if tell:
-        broadcast.publish_on_commit(round.table_id, round.pk, round.last_seq, [notice])
+        writer.publish(round, [notice])
     return notice

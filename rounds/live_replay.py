@@ -24,7 +24,7 @@ from django.conf import settings
 
 from payouts.models import LedgerEntry
 from payouts.specials.bonus import fixed_bonus
-from rounds import services
+from rounds import writer
 from rounds.engine import EngineError
 from rounds.engine.scenario import Scenario, _shoe_exhausted, parse_scenario
 from rounds.models import Round
@@ -219,7 +219,7 @@ async def _replay(url: str, table: Table, scenario: Scenario, keys: dict) -> dic
             clients[name] = client
             if credits > 0:
                 await client.request({"type": "cash_in", "amount": str(credits)})
-        round = await sync_to_async(services.open_round)(table)
+        round = await sync_to_async(writer.open_round)(table)
         for name, client in clients.items():  # each station's bets as one group
             bets = [
                 {"box": b.box, "bet": b.code, "amount": str(b.stake)}
@@ -228,7 +228,7 @@ async def _replay(url: str, table: Table, scenario: Scenario, keys: dict) -> dic
             ]
             if bets:
                 await client.request({"type": "place_many", "bets": bets})
-        await sync_to_async(services.close_bets)(round.pk)
+        await sync_to_async(writer.close_bets)(round.pk)
 
         shoe = await websockets.connect(f"{base}/shoe/", origin=origin)
         await shoe.send(json.dumps({"type": "hello", "key": keys["__reader__"]}))
@@ -240,7 +240,7 @@ async def _replay(url: str, table: Table, scenario: Scenario, keys: dict) -> dic
             nonlocal used
             card = next(cards, None)
             if card is None:
-                state = await sync_to_async(services.state)(round.pk)
+                state = await sync_to_async(writer.state)(round.pk)
                 raise _shoe_exhausted(state, target)
             used += 1
             await shoe.send(

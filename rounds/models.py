@@ -1,7 +1,8 @@
 """The round and its append-only event log.
 
 ``RoundEvent`` rows are the truth: the round's state is rebuilt by replaying
-them through the rules engine (rounds/services.py). ``Bet`` and ``Hand`` rows
+them through the rules engine (rounds/replay.py); only the round writer
+(rounds/writer.py) appends them. ``Bet`` and ``Hand`` rows
 are written from the engine for queries and game recall.
 """
 
@@ -53,9 +54,27 @@ CARD_PHASES = (Round.Phase.DEAL, Round.Phase.PLAY, Round.Phase.DEALER)  # a card
 class RoundEvent(models.Model):
     """One input that changed the round, in order. Never updated or deleted."""
 
+    class Kind(models.TextChoices):
+        # The inputs of the game, replayed through the engine (rounds/replay.py).
+        BETS_CLOSED = "bets_closed"
+        CARD = "card"
+        BURN = "burn"
+        DECISION = "decision"
+        TIMEOUT = "timeout"
+        BONUS_ASSIGNED = "bonus_assigned"
+        # Records of what happened to the round, which replaying skips: who voided it and
+        # why (every way a round ends without a settlement), a station's dispute and its
+        # resolution, a supervisor's correction of cards already logged (replay applies it
+        # to the card events it names) and a card that left the shoe unused.
+        VOID = "void"
+        DISPUTE = "dispute"
+        DISPUTE_RESOLVED = "dispute_resolved"
+        CORRECTION = "correction"
+        DISCARD = "discard"
+
     round = models.ForeignKey(Round, on_delete=models.CASCADE, related_name="events")
     seq = models.PositiveIntegerField()
-    kind = models.CharField(max_length=24)
+    kind = models.CharField(max_length=24, choices=Kind.choices)
     payload = models.JSONField()
     created_at = models.DateTimeField(auto_now_add=True)
 
@@ -106,3 +125,25 @@ class Hand(models.Model):
 
     def __str__(self) -> str:
         return f"{self.round} {self.station} box {self.box}: {' '.join(self.cards)} {self.result}"
+
+
+# The event kinds in groups: the engine's inputs after bets close, and the records.
+ENGINE_KINDS = frozenset(
+    {
+        RoundEvent.Kind.CARD,
+        RoundEvent.Kind.BURN,
+        RoundEvent.Kind.DECISION,
+        RoundEvent.Kind.TIMEOUT,
+        RoundEvent.Kind.BONUS_ASSIGNED,
+    }
+)
+RECORD_KINDS = frozenset(
+    {
+        RoundEvent.Kind.VOID,
+        RoundEvent.Kind.DISPUTE,
+        RoundEvent.Kind.DISPUTE_RESOLVED,
+        RoundEvent.Kind.CORRECTION,
+        RoundEvent.Kind.DISCARD,
+    }
+)
+CARD_KINDS = (RoundEvent.Kind.CARD, RoundEvent.Kind.BURN)  # what a correction may change

@@ -24,10 +24,8 @@ from django.db.models import Sum
 
 from payouts.models import LedgerEntry
 from rounds.engine import EngineError
-from rounds.engine.codec import load_event
-from rounds.models import ENDED, Round
-
-ENGINE_KINDS = {"card", "burn", "decision", "timeout", "bonus_assigned"}
+from rounds.models import CARD_KINDS, ENDED, ENGINE_KINDS, Round, RoundEvent
+from rounds.replay import Fixes, Step, corrections_of, replay
 
 
 def plain(value: Any) -> Any:
@@ -109,17 +107,15 @@ def recall(round: Round) -> dict[str, Any]:
 
 def _replay(round: Round, over: bool):
     """Events with their public effects, and the lists drawn from them."""
-    from rounds.services import _new_engine, corrections_of  # the engine as the table built it
-
-    engine = None
     events: list[dict[str, Any]] = []
     cards: list[dict[str, Any]] = []
     decisions: list[dict[str, Any]] = []
     timeouts: list[dict[str, Any]] = []
     interventions: list[dict[str, Any]] = []
-    hole = None
+    hole: list[tuple[dict[str, Any], dict[str, Any]]] = []
     rows = list(round.events.order_by("seq"))
     fixes = corrections_of(rows)  # a card corrected, or taken out of play, by a supervisor
+    entries: dict[int, dict[str, Any]] = {}
     for row in rows:
         entry: dict[str, Any] = {
             "seq": row.seq,
@@ -128,58 +124,57 @@ def _replay(round: Round, over: bool):
             "payload": dict(row.payload),
         }
         events.append(entry)
-        if row.kind == "bets_closed":
-            engine = _new_engine(round, row.payload)
-            continue
-        if row.kind not in ENGINE_KINDS or engine is None:
+        entries[row.seq] = entry
+        if row.kind in CARD_KINDS and row.seq in fixes:
+            entry["corrected_to"] = fixes[row.seq]
+        if row.kind != RoundEvent.Kind.BETS_CLOSED and row.kind not in ENGINE_KINDS:
             interventions.append(
                 {"seq": row.seq, "at": entry["at"], "kind": row.kind, **row.payload}
             )
-            continue
-        payload = row.payload
-        if row.kind in ("card", "burn") and row.seq in fixes:
-            entry["corrected_to"] = fixes[row.seq]
-            if fixes[row.seq] is None:  # out of play: no input of the game
-                cards.append({"seq": row.seq, "card": row.payload["card"], "to": "out"})
-                continue
-            payload = {**payload, "card": fixes[row.seq]}
-        wanted = engine.awaiting_card
-        try:
-            notices = engine.apply(load_event(row.kind, payload))
-        except EngineError as exc:  # a log the engine refuses: show it, never hide it
-            entry["replay_error"] = exc.line()
-            continue
-        public = [plain(n.message) for n in notices if n.to == "public"]
+
+    def observe(step: Step) -> None:
+        row, payload, entry = step.row, step.payload, entries[step.row.seq]
+        if step.out_of_play:  # no input of the game
+            cards.append({"seq": row.seq, "card": row.payload["card"], "to": "out"})
+            return
+        public = [plain(n.message) for n in step.notices if n.to == "public"]
         entry["public"] = [m for m in public if m.get("type") != "dealer"]
-        if row.kind == "card":
+        if row.kind == RoundEvent.Kind.CARD:
             placed = next((m for m in public if m.get("type") in ("card", "hole_card_dealt")), None)
             card: dict[str, Any] = {"seq": row.seq, "card": payload["card"]}
-            if row.seq in fixes:
-                card["corrected_from"] = row.payload["card"]
-            if placed is None or placed["type"] == "hole_card_dealt" or wanted == "hole":
+            if step.corrected_from is not None:
+                card["corrected_from"] = step.corrected_from
+            face_down = placed is None or placed["type"] == "hole_card_dealt"
+            if face_down or step.awaiting_before == "hole":
                 card["to"] = "hole"
-                hole = (card, entry)
+                hole[:] = [(card, entry)]
             else:
                 card.update({k: v for k, v in placed.items() if k in ("to", "box", "boxes")})
             cards.append(card)
-        elif row.kind == "burn":
+        elif row.kind == RoundEvent.Kind.BURN:
             cards.append({"seq": row.seq, "card": payload["card"], "to": "burn"})
-        elif row.kind == "bonus_assigned" and not over:
+        elif row.kind == RoundEvent.Kind.BONUS_ASSIGNED and not over:
             entry["payload"] = {k: v for k, v in row.payload.items() if k != "multipliers"}
-        elif row.kind in ("decision", "timeout"):
+        elif row.kind in (RoundEvent.Kind.DECISION, RoundEvent.Kind.TIMEOUT):
             hands = [
                 {"station": n.to, **plain(n.message["hand"])}
-                for n in notices
+                for n in step.notices
                 if n.to != "public" and n.message.get("type") == "hand"
             ]
             item = {"seq": row.seq, "at": entry["at"], **row.payload, "hands": hands}
-            (decisions if row.kind == "decision" else timeouts).append(item)
-    if hole is not None and not over and not engine.hole_revealed:
-        hole[0]["card"] = "face_down"
-        hole[0].pop("corrected_from", None)
-        hole[1]["payload"] = {"card": "face_down"}
-        hole[1].pop("corrected_to", None)
-        _hide_corrections_of(hole[0]["seq"], events, interventions)
+            (decisions if row.kind == RoundEvent.Kind.DECISION else timeouts).append(item)
+
+    def refused(row: RoundEvent, exc: EngineError, fixes: Fixes) -> None:
+        entries[row.seq]["replay_error"] = exc.line()  # a log the engine refuses: shown
+
+    engine = replay(round, rows, fixes=fixes, observe=observe, refused=refused)
+    if hole and not over and engine is not None and not engine.hole_revealed:
+        card, entry = hole[0]
+        card["card"] = "face_down"
+        card.pop("corrected_from", None)
+        entry["payload"] = {"card": "face_down"}
+        entry.pop("corrected_to", None)
+        _hide_corrections_of(card["seq"], events, interventions)
     return events, cards, decisions, timeouts, interventions, engine
 
 

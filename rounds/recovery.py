@@ -3,7 +3,7 @@ round, so whatever held the timer (the embedded server's event loop, a Celery wo
 may die; the deadline stays, and these functions make sure it is acted on.
 
 ``resume_tables`` runs when the embedded server starts (the first websocket to connect in
-the process, tablehub/broadcast.remember_server_loop): it cancels the games that went stale
+the process, ``server_connected``): it cancels the games that went stale
 while the server was down, re-arms every open step's timer at its stored deadline (at once
 when already past), lets a video table's virtual shoe deal a card its round is waiting for,
 opens a round at every open table that has none, and starts the periodic sweeps on the
@@ -15,30 +15,42 @@ expires every step whose deadline passed more than a grace period ago, deals the
 video round has waited for too long, and opens a round at an open table left without one
 (a process killed between a settlement and the opening of the next round).
 
-Each of these is idempotent (``services.expire`` is keyed by round and step, a video card by
+Each of these is idempotent (``writer.expire`` is keyed by round and step, a video card by
 the round's event number, and a table is opened under its row lock), so running them twice,
 or in two processes, changes nothing more than running them once.
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from datetime import timedelta
 
+from channels.db import database_sync_to_async
 from django.conf import settings
 from django.db import transaction
 from django.db.models import Max
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
-from rounds import services, stale, timers
+from croupier.video import deal_video_card
+from rounds import stale, timers, writer
+from rounds.engine import Round as Engine
 from rounds.models import CARD_PHASES, UNFINISHED, Round
+from tablehub import broadcast
 from tablehub.models import Table
 
 log = logging.getLogger("tablehub.recovery")
 
 # The server loop whose periodic sweeps are running (once per process).
 _SWEEPING_ON: object | None = None
+
+
+def server_connected() -> None:
+    """Called by each consumer as it connects, on the loop it receives on. The first time
+    in a process, the embedded server's timers are armed again (``resume_tables``)."""
+    if broadcast.remember_server_loop() and settings.TABLEHUB_TIMERS == "inprocess":
+        asyncio.ensure_future(database_sync_to_async(resume_tables)())
 
 
 def resume_tables() -> dict[str, int]:
@@ -52,7 +64,7 @@ def resume_tables() -> dict[str, int]:
                 timers.schedule(round.pk, round.step_key, round.deadline)
                 done["timers"] += 1
             if round.table.mode == Table.Mode.VIDEO and round.phase != Round.Phase.BETTING:
-                if services.state(round.pk).awaiting_card is not None:
+                if writer.read(round.pk, _wants_a_card):
                     timers.schedule_video_card(round.pk, round.last_seq, timezone.now())
                     done["video_cards"] += 1
     busy = set(unfinished.values_list("table_id", flat=True))
@@ -73,7 +85,7 @@ def sweep(grace: float | None = None) -> dict[str, int]:
     done = {"expired": 0, "video_cards": 0, "rounds_opened": 0}
     overdue = Round.objects.filter(phase__in=UNFINISHED, deadline__lt=before).exclude(step_key="")
     for round_id, step_key in overdue.values_list("pk", "step_key"):
-        if _safely(round_id, "expire", services.expire, round_id, step_key):
+        if _safely(round_id, "expire", writer.expire, round_id, step_key):
             done["expired"] += 1
     waiting = stale.with_last_activity(
         Round.objects.filter(phase__in=CARD_PHASES, step_key="", table__mode=Table.Mode.VIDEO)
@@ -115,10 +127,12 @@ def _safely(round_id: int, what: str, job, *args) -> bool:
         return False
 
 
-def _deal_if_waiting(round_id: int, seq: int) -> bool:
-    from croupier.video import deal_video_card
+def _wants_a_card(engine: Engine) -> bool:
+    return engine.awaiting_card is not None
 
-    if services.state(round_id).awaiting_card is None:
+
+def _deal_if_waiting(round_id: int, seq: int) -> bool:
+    if not writer.read(round_id, _wants_a_card):
         return False  # waiting for the stations' answers, not for a card
     deal_video_card(round_id, seq)
     return True
@@ -145,5 +159,5 @@ def _open_if_idle(table_id: int) -> bool:
         table = Table.objects.select_for_update().get(pk=table_id)
         if not table.is_open or table.rounds.filter(phase__in=UNFINISHED).exists():
             return False
-        services.open_round(table)
+        writer.open_round(table)
         return True

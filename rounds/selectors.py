@@ -11,8 +11,16 @@ from typing import Any
 
 from payouts import ledger
 from rounds.models import Round
-from rounds.services import rebuild
+from rounds.replay import rebuild
 from stations.models import Station
+
+
+def dealer_outcome_key(round: Round) -> str | None:
+    """The cache key of a settled round's dealer outcome (stations/selectors.py keeps it; a
+    correction of the settled round drops it)."""
+    if round.settled_at is None:
+        return None
+    return f"tablehub:dealer-outcome:{round.pk}:{round.settled_at.timestamp()}"
 
 
 def money(value) -> str:

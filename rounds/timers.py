@@ -1,5 +1,5 @@
 """Round timers: a deadline is data on the round; this module only makes sure someone calls
-``rounds.services.expire`` at that moment (and, at a video table, that the virtual shoe
+``rounds.writer.expire`` at that moment (and, at a video table, that the virtual shoe
 deals the next card a moment after the table asks for it).
 
 Expiry is idempotent (keyed by round and step) and every command that arrives after a
@@ -25,6 +25,8 @@ from datetime import datetime
 from functools import partial
 
 from asgiref.sync import SyncToAsync
+from celery import current_app
+from channels.db import database_sync_to_async
 from django.conf import settings
 from django.db import close_old_connections, transaction
 from django.utils import timezone
@@ -42,15 +44,20 @@ def schedule_video_card(round_id: int, seq: int, when: datetime) -> None:
     _schedule("video_card", (round_id, seq), when)
 
 
-def _job(name: str):
-    """The function behind a timer job (imported late: the services import this module)."""
-    if name == "expire":
-        from rounds.services import expire
+# The function behind each timer job, registered by the apps that own them when Django
+# starts (rounds.apps, croupier.apps): the writer schedules timers, so this module cannot
+# import it. In production each job is the Celery task of the same job.
+_JOBS: dict[str, Callable[..., object]] = {}
+_TASKS = {"expire": "rounds.tasks.expire_step", "video_card": "rounds.tasks.deal_video_card"}
 
-        return expire
-    from croupier.video import deal_video_card
 
-    return deal_video_card
+def register(name: str, job: Callable[..., object]) -> None:
+    """Make ``job`` the function a timer named ``name`` calls."""
+    _JOBS[name] = job
+
+
+def _job(name: str) -> Callable[..., object]:
+    return _JOBS[name]
 
 
 def _schedule(name: str, args: tuple, when: datetime) -> None:
@@ -62,10 +69,7 @@ def _schedule(name: str, args: tuple, when: datetime) -> None:
 
 def _start(backend: str, name: str, args: tuple, when: datetime) -> None:
     if backend == "celery":
-        from rounds import tasks
-
-        task = tasks.expire_step if name == "expire" else tasks.deal_video_card
-        task.apply_async(args=list(args), eta=when)
+        current_app.tasks[_TASKS[name]].apply_async(args=list(args), eta=when)
         return
     delay = max((when - timezone.now()).total_seconds(), 0.0)
     loop = server_loop()
@@ -96,8 +100,6 @@ def every(seconds: float, job: Callable[[], object]) -> bool:
         asyncio.ensure_future(run())
 
     async def run() -> None:
-        from channels.db import database_sync_to_async
-
         try:
             if settings.TABLEHUB_TIMERS == "inprocess":
                 await database_sync_to_async(job)()
@@ -126,8 +128,6 @@ def server_loop() -> asyncio.AbstractEventLoop | None:
 
 
 def _fire_on_loop(name: str, args: tuple) -> None:
-    from channels.db import database_sync_to_async
-
     async def fire() -> None:
         try:
             await database_sync_to_async(_job(name))(*args)

@@ -22,15 +22,14 @@ from django.db import transaction
 
 from payouts import ledger
 from payouts.models import LedgerEntry
-from rounds import disputes, services
+from rounds import disputes, writer
 from rounds.engine import EngineError, Notice
 from rounds.models import Round, RoundEvent
-from tablehub import broadcast
 
 log = logging.getLogger("tablehub.rounds")
 
 MAX_REASON = 200
-VOID_KIND = "void"
+TABLE_CLOSED = "the table closed with no bets"  # the reason of a betting round cancelled
 
 
 def void_round(round_id: int, by: str, reason: str, requested_by: str = "") -> Round:
@@ -76,9 +75,9 @@ def void_round(round_id: int, by: str, reason: str, requested_by: str = "") -> R
         ledger.post_many(round, refunds)  # a key taken (a second void) fails the whole void
         dispute = disputes.open_dispute(round)
         if dispute is not None:  # the void resolves it
-            services.append_record(
+            writer.append_record(
                 round,
-                services.RESOLVED_KIND,
+                RoundEvent.Kind.DISPUTE_RESOLVED,
                 {
                     "dispute": dispute.seq,
                     "resolution": "void",
@@ -87,23 +86,17 @@ def void_round(round_id: int, by: str, reason: str, requested_by: str = "") -> R
                     "reason": reason,
                 },
             )
-        round.last_seq += 1
-        RoundEvent.objects.create(
-            round=round,
-            seq=round.last_seq,
-            kind=VOID_KIND,
-            payload={"by": by, "reason": reason, "requested_by": requested_by},
+        writer.end_round(
+            round,
+            Round.Phase.VOID,
+            {"by": by, "reason": reason, "requested_by": requested_by},
+            Notice("public", {"type": "void", "reason": reason}),
         )
-        round.phase = Round.Phase.VOID
-        round.step_key, round.deadline = "", None  # a pending timer finds nothing to expire
-        round.save(update_fields=["last_seq", "phase", "step_key", "deadline"])
-        notice = Notice("public", {"type": "void", "reason": reason})
-        broadcast.publish_on_commit(round.table_id, round.pk, round.last_seq, [notice])
         # The table goes on with a new round, as after a settlement (a settled round's
         # next round is already there).
         if round.table.is_open and not settled:
             table = round.table
-            transaction.on_commit(lambda: services.open_round(table))
+            transaction.on_commit(lambda: writer.open_round(table))
     log.warning(
         "table %s round %s voided by %s (asked by %s): %s; %d ledger entries refunded",
         round.table_id,
@@ -120,11 +113,21 @@ def void_record(round: Round) -> dict[str, str] | None:
     """Who voided the round and why, or None when it is not void."""
     if round.phase != Round.Phase.VOID:
         return None
-    row = round.events.filter(kind=VOID_KIND).order_by("-seq").first()
-    if row is None:  # cancelled before any bet (croupier.tablet.close_table)
-        return {"by": "", "reason": "the table closed with no bets", "requested_by": ""}
+    row = round.events.filter(kind=RoundEvent.Kind.VOID).order_by("-seq").first()
+    if row is None:  # cancelled before any bet by closing the table, before that was logged
+        return {"by": "", "reason": TABLE_CLOSED, "requested_by": ""}
     return {
         "by": row.payload.get("by", ""),
         "reason": row.payload.get("reason", ""),
         "requested_by": row.payload.get("requested_by", ""),
     }
+
+
+def void_disputed_round(round_id: int, by: str, reason: str, requested_by: str = "") -> Round:
+    """A supervisor resolves the dispute that halts the round by voiding it; raises
+    EngineError (``no_dispute`` and those of ``void_round``) having changed nothing."""
+    with transaction.atomic():
+        round = Round.objects.select_for_update().get(pk=round_id)
+        if not writer.is_halted(round):
+            raise EngineError(f"round {round.pk} has no open dispute", code="no_dispute")
+        return void_round(round_id, by, reason, requested_by=requested_by)

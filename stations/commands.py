@@ -20,9 +20,10 @@ from django.utils import timezone
 from payouts import ledger
 from payouts.models import LedgerEntry
 from payouts.specials import check_placement
-from rounds import disputes, services
+from rounds import disputes, writer
 from rounds.engine import Bet as EngineBet
 from rounds.engine import Decision, EngineError, parse_money
+from rounds.engine import Round as Engine
 from rounds.engine.money import check_stake_limits, fmt
 from rounds.models import ENDED, Bet, Round
 from stations.models import BetSlip, Station, StationCommand
@@ -33,6 +34,7 @@ from stations.selectors import (
     player_history,
     table_info,
 )
+from stations.services import cash_in
 from tablehub import broadcast
 
 MAX_CLIENT_ID = 64
@@ -117,7 +119,7 @@ def open_round(station: Station) -> Round | None:
 def _betting_round(station: Station) -> Round:
     round = open_round(station)
     if round is not None:
-        services.expire_if_late(round.pk)
+        writer.expire_if_late(round.pk)
         round.refresh_from_db()
     if round is None or round.phase != Round.Phase.BETTING:
         raise EngineError("bets are closed", code="bets_closed")
@@ -324,9 +326,9 @@ def _decide(station: Station, message: dict[str, Any]) -> None:
     hand = message.get("hand")
     if hand is not None and not isinstance(hand, str):
         raise EngineError("hand must be a hand id", code="bad_message")
-    if station.name not in services.state(round.pk).seats:
+    if not writer.read(round.pk, lambda engine: station.name in engine.seats):
         raise EngineError("this station has no hand in this round", code="not_your_turn")
-    services.record(round.pk, Decision(station.name, action, hand))
+    writer.record(round.pk, Decision(station.name, action, hand))
 
 
 def _dispute(station: Station, message: dict[str, Any]) -> None:
@@ -346,8 +348,6 @@ def _has_bets_on_the_table(station: Station) -> bool:
 
 
 def _cash_in(station: Station, message: dict[str, Any]) -> None:
-    from stations.services import cash_in
-
     cash_in(station, message.get("amount"), key=f"client:{message['client_id']}")
 
 
@@ -394,6 +394,13 @@ HANDLERS = {
 # -- what a station sees ---------------------------------------------------------------------
 
 
+def _view(engine: Engine, name: str) -> tuple[int, dict[str, Any]]:
+    """How many cards the round has drawn, and the table as the station sees it."""
+    if name in engine.seats:
+        return len(engine.drawn), engine.station_view(name)
+    return len(engine.drawn), engine.public_view()
+
+
 def station_state(station: Station, full: bool = True) -> dict[str, Any]:
     """Everything a station needs to draw itself, e.g. after a reconnect: the table's set-up,
     credits, the open round, its bets, (past betting) its hands and question, its last result
@@ -426,19 +433,14 @@ def station_state(station: Station, full: bool = True) -> dict[str, Any]:
         "phase": round.phase,
         "deadline": round.deadline.isoformat() if round.deadline else None,
         "last_event_id": f"{round.pk}.{round.last_seq}",
-        "halted": services.is_halted(round),
+        "halted": writer.is_halted(round),
     }
     state["bets"] = [
         {"box": b.box, "bet": b.code, "stake": fmt(b.stake)}
         for b in round.bets.filter(station=station).order_by("box", "pk")
     ]
     cards = 0
-    if round.last_seq:  # bets are closed: the engine knows the round
-        engine = services.state(round.pk)
-        cards = len(engine.drawn)
-        if station.name in engine.seats:
-            state["table"] = engine.station_view(station.name)
-        else:
-            state["table"] = engine.public_view()
+    if writer.bets_closed(round):  # the engine knows the round
+        cards, state["table"] = writer.read(round.pk, lambda engine: _view(engine, station.name))
     state["dispute"] = disputes.station_dispute(station, round, bool(state["bets"]), cards)
     return state

@@ -9,9 +9,9 @@ from typing import Any
 
 from channels.db import database_sync_to_async
 
+from rounds.recovery import server_connected
 from stations.commands import handle, station_state
 from stations.models import Station
-from tablehub.broadcast import remember_server_loop
 from tablehub.consumers import TableConsumer, client_id_of
 
 log = logging.getLogger("tablehub.stations")
@@ -41,7 +41,7 @@ class StationConsumer(TableConsumer):
 
     async def connect(self) -> None:
         self.table_id = int(self.scope["url_route"]["kwargs"]["table_id"])
-        remember_server_loop()
+        server_connected()
         self.station: Station | None = None
         await self.accept()
 

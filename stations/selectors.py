@@ -16,10 +16,12 @@ from django.core.cache import cache
 from django.db.models import Sum
 
 from payouts.models import LedgerEntry
-from rounds import services
+from rounds import writer
 from rounds.engine import EngineError
 from rounds.engine.money import ZERO, fmt
 from rounds.models import Round
+from rounds.replay import rebuild
+from rounds.selectors import dealer_outcome_key
 from stations.models import Station
 from tablehub.models import Table, TableConfig
 
@@ -48,7 +50,7 @@ def table_info(table: Table, config: TableConfig) -> dict[str, Any]:
         },
         "win_thresholds": {k: str(v) for k, v in config.win_thresholds.items()},
         "timers": {
-            name: services.timer_seconds(probe, phase) for name, phase in TIMED_STEPS.items()
+            name: writer.timer_seconds(probe, phase) for name, phase in TIMED_STEPS.items()
         },
     }
 
@@ -135,12 +137,6 @@ def last_result(history: list[dict[str, Any]]) -> dict[str, Any]:
     }
 
 
-def _outcome_key(round: Round) -> str | None:
-    if round.settled_at is None:
-        return None
-    return f"tablehub:dealer-outcome:{round.pk}:{round.settled_at.timestamp()}"
-
-
 def dealer_history(table: Table, limit: int = HISTORY) -> list[dict[str, Any]]:
     """The dealer's hand in the table's last ``limit`` settled rounds, newest first:
     ``total``, ``bust``, ``blackjack`` (no cards: a history is for trends)."""
@@ -149,7 +145,7 @@ def dealer_history(table: Table, limit: int = HISTORY) -> list[dict[str, Any]]:
         .select_related("config", "table")
         .order_by("-pk")[:limit]
     )
-    keys = {r.pk: _outcome_key(r) for r in rounds}
+    keys = {r.pk: dealer_outcome_key(r) for r in rounds}
     cached = cache.get_many([k for k in keys.values() if k])
     history = []
     fresh = {}
@@ -158,7 +154,7 @@ def dealer_history(table: Table, limit: int = HISTORY) -> list[dict[str, Any]]:
         outcome = cached.get(key) if key else None
         if outcome is None:
             try:
-                dealer = services.rebuild(round).dealer_outcome()
+                dealer = rebuild(round).dealer_outcome()
             except EngineError:  # a round without a log to replay: nothing to show
                 continue
             outcome = {"total": dealer["total"], "bust": dealer["bust"]}

@@ -25,7 +25,6 @@ from typing import Any
 
 from asgiref.sync import async_to_sync
 from channels.layers import get_channel_layer
-from django.conf import settings
 from django.db import transaction
 
 from rounds.engine import Notice
@@ -36,20 +35,15 @@ log = logging.getLogger("tablehub.broadcast")
 _SERVER_LOOP: asyncio.AbstractEventLoop | None = None
 
 
-def remember_server_loop() -> None:
-    """Called by each consumer as it connects, on the loop it receives on. The first time
-    in a process, the embedded server's timers are armed again (rounds.recovery)."""
+def remember_server_loop() -> bool:
+    """Called (through rounds.recovery.server_connected) by each consumer as it connects, on
+    the loop it receives on; True the first time in a process."""
     global _SERVER_LOOP
     loop = asyncio.get_running_loop()
     if loop is _SERVER_LOOP:
-        return
+        return False
     _SERVER_LOOP = loop
-    if settings.TABLEHUB_TIMERS == "inprocess":
-        from channels.db import database_sync_to_async
-
-        from rounds.recovery import resume_tables
-
-        asyncio.ensure_future(database_sync_to_async(resume_tables)())
+    return True
 
 
 def publish_on_commit(table_id: int, round_id: int, seq: int, notices: list[Notice]) -> None:

@@ -8,7 +8,7 @@ from decimal import Decimal
 
 from django.contrib.auth.models import Group, Permission, User
 
-from rounds import services
+from rounds import writer
 from rounds.engine import CardDrawn, Decision, parse_card
 from rounds.models import Round
 from tablehub import roles
@@ -51,23 +51,23 @@ def play(
     """Open a round, place ``bets`` (station, box, code, stake), close bets, then deal
     ``cards`` one at a time; a decision ``(station name, action)`` is made whenever the
     round asks that station (before the next card)."""
-    round = services.open_round(table)
+    round = writer.open_round(table)
     for station, box, code, stake in bets:
-        services.place_bet(round.pk, station, box, code, Decimal(stake))
-    services.close_bets(round.pk)
+        writer.place_bet(round.pk, station, box, code, Decimal(stake))
+    writer.close_bets(round.pk)
     pending = list(decisions)
     for card in cards.split():
         _decide(round, pending)
-        services.record(round.pk, CardDrawn(parse_card(card)))
+        writer.record(round.pk, CardDrawn(parse_card(card)))
     _decide(round, pending)
     round.refresh_from_db()
     return round
 
 
 def _decide(round: Round, pending: list[tuple[str, str]]) -> None:
-    while pending and pending[0][0] in services.state(round.pk).prompted_stations:
+    while pending and pending[0][0] in writer.state(round.pk).prompted_stations:
         station, action = pending.pop(0)
-        services.record(round.pk, Decision(station, action))
+        writer.record(round.pk, Decision(station, action))
 
 
 async def drain(communicator, frames: list, wait: float = 0.3) -> list:

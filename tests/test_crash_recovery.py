@@ -38,7 +38,7 @@ from websockets.exceptions import ConnectionClosed
 from bench.loopback import start_daphne
 from payouts import ledger
 from payouts.models import LedgerEntry
-from rounds import recovery, services, timers
+from rounds import recovery, timers, writer
 from rounds.engine import CardDrawn, Decision, RuleSet, parse_card
 from rounds.models import Round, RoundEvent
 from stations.models import Station
@@ -566,8 +566,8 @@ def test_a_station_that_loses_its_connection_is_played_by_the_timer(embedded_ser
 @pytest.mark.django_db
 def test_the_sweep_expires_a_step_overdue_by_more_than_the_grace():
     table = make_table({"betting": 10, "decision": 10})
-    round = services.open_round(table)  # timers "none": as if the timer had died
-    services.place_bet(round.pk, table.stations.get(name="s1"), 1, "main", D("10"))
+    round = writer.open_round(table)  # timers "none": as if the timer had died
+    writer.place_bet(round.pk, table.stations.get(name="s1"), 1, "main", D("10"))
     Round.objects.filter(pk=round.pk).update(deadline=timezone.now() - timedelta(seconds=2))
     assert recovery.sweep(grace=5)["expired"] == 0  # late, but within the grace
     assert phase_of(round) == "betting"
@@ -580,12 +580,12 @@ def test_the_sweep_expires_a_step_overdue_by_more_than_the_grace():
 def test_the_sweep_opens_a_round_at_an_open_table_left_without_one():
     table = make_table({"betting": 10, "decision": 10})
     closed = make_table_named("closed", is_open=False)
-    round = services.open_round(table)
-    services.place_bet(round.pk, table.stations.get(name="s1"), 1, "main", D("10"))
-    services.close_bets(round.pk)
+    round = writer.open_round(table)
+    writer.place_bet(round.pk, table.stations.get(name="s1"), 1, "main", D("10"))
+    writer.close_bets(round.pk)
     for card in "TS 7C 9D TC".split():
-        services.record(round.pk, CardDrawn(parse_card(card)))
-    services.record(round.pk, Decision("s1", "stand"))  # 19 against 17: settled
+        writer.record(round.pk, CardDrawn(parse_card(card)))
+    writer.record(round.pk, Decision("s1", "stand"))  # 19 against 17: settled
     assert phase_of(round) == "settled"
     table.rounds.exclude(pk=round.pk).delete()  # the process died before the next round
     assert recovery.sweep(grace=5)["rounds_opened"] == 0  # the settlement is too recent
@@ -599,9 +599,9 @@ def test_the_sweep_opens_a_round_at_an_open_table_left_without_one():
 @pytest.mark.django_db
 def test_the_sweep_deals_the_card_a_video_round_waits_for():
     table = make_table_named("video", mode=Table.Mode.VIDEO)
-    round = services.open_round(table)
-    services.place_bet(round.pk, table.stations.get(name="v1"), 1, "main", D("10"))
-    services.close_bets(round.pk)  # the card job died with the process
+    round = writer.open_round(table)
+    writer.place_bet(round.pk, table.stations.get(name="v1"), 1, "main", D("10"))
+    writer.close_bets(round.pk)  # the card job died with the process
     assert recovery.sweep(grace=5)["video_cards"] == 0
     RoundEvent.objects.filter(round=round).update(created_at=timezone.now() - timedelta(minutes=1))
     assert recovery.sweep(grace=5)["video_cards"] == 1
@@ -663,11 +663,11 @@ def test_a_timer_held_by_a_killed_worker_still_fires(transactional_db, own_redis
         # timer is an ETA task, which the only worker takes and holds until it is due.
         django_shell(
             env,
-            f"from rounds import services; from tablehub.models import Table; "
-            f"services.open_round(Table.objects.get(pk={table.pk}))",
+            f"from rounds import writer; from tablehub.models import Table; "
+            f"writer.open_round(Table.objects.get(pk={table.pk}))",
         )
         round = table.rounds.get()
-        services.place_bet(round.pk, table.stations.get(name="s1"), 1, "main", D("10"))
+        writer.place_bet(round.pk, table.stations.get(name="s1"), 1, "main", D("10"))
         wait_for(
             lambda: r.hlen("unacked") == 1 and r.llen("celery") == 0,
             what="the worker holding the betting timer",

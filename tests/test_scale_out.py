@@ -16,7 +16,7 @@ from django.db import connection
 
 from bench.loopback import start_daphne
 from payouts import ledger
-from rounds import services
+from rounds import writer
 from rounds.engine import RuleSet
 from rounds.models import Round
 from stations.models import Station
@@ -123,7 +123,7 @@ def test_two_server_processes_share_one_table(cluster, settings):
     s2 = Client(port_b, f"/ws/tables/{table.pk}/station/")  # process B
     assert s1.ask({"type": "join", "client_id": "j", "station": "s1", "credential": "s1"})["ok"]
     assert s2.ask({"type": "join", "client_id": "j", "station": "s2", "credential": "s2"})["ok"]
-    round = services.open_round(table)
+    round = writer.open_round(table)
     assert s1.ask({"type": "place", "client_id": "b", "box": 1, "amount": "10"})["ok"]
     assert s2.ask({"type": "place", "client_id": "b", "box": 2, "amount": "10"})["ok"]
     wait_for_phase(round.pk, Round.Phase.DEAL)  # the Celery worker closed bets on time

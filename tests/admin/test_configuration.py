@@ -5,7 +5,7 @@ from decimal import Decimal
 import pytest
 from django.core.exceptions import ValidationError
 
-from rounds import services
+from rounds import writer
 from rounds.models import Round
 from tablehub.configuration import check_config, save_version
 from tablehub.models import Table, TableConfig
@@ -195,8 +195,8 @@ def test_the_models_clean_runs_the_same_check(table):
 def test_a_change_is_a_new_version_and_applies_from_the_next_round(table, users):
     s1 = table.stations.get(name="s1")
     v1 = table.current_config()
-    round = services.open_round(table)
-    services.place_bet(round.pk, s1, 1, "main", D("10"))
+    round = writer.open_round(table)
+    writer.place_bet(round.pk, s1, 1, "main", D("10"))
     config, created = save_version(
         table, wa_config(timers={"betting": 20, "decision": 10}), users["floor_manager"]
     )
@@ -205,9 +205,9 @@ def test_a_change_is_a_new_version_and_applies_from_the_next_round(table, users)
     assert v1.timers == {"betting": 15, "decision": 15}  # never edited
     round.refresh_from_db()
     assert round.config == v1  # the round in play keeps the version it opened with
-    assert services.timer_seconds(round, "decision") == 15
-    services.close_bets(round.pk)
-    assert services.open_round(table).config == config
+    assert writer.timer_seconds(round, "decision") == 15
+    writer.close_bets(round.pk)
+    assert writer.open_round(table).config == config
     record = config.history.get()
     assert (record.history_type, record.history_user) == ("+", users["floor_manager"])
 

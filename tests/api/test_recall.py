@@ -6,7 +6,7 @@ import pytest
 
 from payouts import ledger
 from payouts.models import LedgerEntry
-from rounds import services
+from rounds import writer
 from rounds.engine import CardDrawn, parse_card
 from rounds.models import Round
 from rounds.recall import recall
@@ -85,11 +85,11 @@ def test_the_recall_of_a_round_to_the_cent(api, users, split_round, stations):
 
 def test_the_hole_card_stays_hidden_while_the_round_is_in_play(table, stations):
     s1, _ = stations
-    round = services.open_round(table)
-    services.place_bet(round.pk, s1, 1, "main", Decimal("10"))
-    services.close_bets(round.pk)
+    round = writer.open_round(table)
+    writer.place_bet(round.pk, s1, 1, "main", Decimal("10"))
+    writer.close_bets(round.pk)
     for card in "TS 9C 9D 8H".split():
-        services.record(round.pk, CardDrawn(parse_card(card)))
+        writer.record(round.pk, CardDrawn(parse_card(card)))
     round.refresh_from_db()
     data = recall(round)
     assert data["cards"][-1] == {"seq": 5, "card": "face_down", "to": "hole"}
@@ -100,10 +100,10 @@ def test_the_hole_card_stays_hidden_while_the_round_is_in_play(table, stations):
 
 def test_a_void_is_in_the_recall_with_who_and_why(table, stations, api, users):
     s1, _ = stations
-    round = services.open_round(table)
-    services.place_bet(round.pk, s1, 1, "main", Decimal("10"))
-    services.close_bets(round.pk)
-    services.record(round.pk, CardDrawn(parse_card("TS")))
+    round = writer.open_round(table)
+    writer.place_bet(round.pk, s1, 1, "main", Decimal("10"))
+    writer.close_bets(round.pk)
+    writer.record(round.pk, CardDrawn(parse_card("TS")))
     void_round(round.pk, by="sup", reason="card dropped", requested_by="dealer")
     data = api(users["auditor"], "get", f"/api/rounds/{round.pk}/").json()
     assert data["round"]["phase"] == "void"

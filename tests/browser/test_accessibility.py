@@ -110,7 +110,7 @@ def audit(page):
 
 @pytest.mark.parametrize("size", [STATION, PORTRAIT], ids=["station", "portrait"])
 def test_the_station_page_is_accessible(server, demo, station_page, size):
-    from rounds.services import open_round
+    from rounds.writer import open_round
 
     page = station_page(size)
     credential = demo.station_credentials["s1"]

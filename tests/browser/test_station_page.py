@@ -14,7 +14,7 @@ import pytest
 from django.core.cache import cache
 
 from croupier.services import current_shoe, scan
-from rounds import services
+from rounds import writer
 from stations.services import cash_in
 from tests.browser.conftest import button, screenshot
 
@@ -82,7 +82,7 @@ def test_a_station_joins_bets_and_plays_a_round(server, demo, station_page):
     expect(page.locator("#credits")).to_have_text("$100.00")
     expect(page.get_by_role("status")).to_have_text("Cashed in $100.00.")
 
-    round = services.open_round(table)
+    round = writer.open_round(table)
     # No event says a round opened: the page finds it on its own (it asks every 3 s).
     expect(page.locator("#phase")).to_have_text("Place your bets", timeout=10_000)
     expect(page.get_by_role("timer")).to_contain_text(re.compile(r"\b\d+ s"))
@@ -102,7 +102,7 @@ def test_a_station_joins_bets_and_plays_a_round(server, demo, station_page):
     expect(page.get_by_role("status")).to_contain_text("above the table maximum 100")
     button(page, "$5").click()
 
-    services.close_bets(round.pk)
+    writer.close_bets(round.pk)
     expect(page.locator("#phase")).to_have_text("Dealing")
     expect(button(page, "Undo")).to_be_disabled()
     # box 1: T 6 (16); the dealer's 6 up and 7 in the hole
@@ -198,11 +198,11 @@ def test_insurance_and_a_big_win_at_an_open_table(server, demo, station_page):
     page.goto(url(server, demo, fragment=f"#credential={demo.station_credentials['s1']}"))
     expect(page.locator("#credits")).to_have_text("$200.00")
 
-    round = services.open_round(table)
+    round = writer.open_round(table)
     button(page, "$25").click()
     page.get_by_role("button", name="Box 2 main bet").click()
     expect(page.get_by_role("button", name="Box 2 main bet, $25.00 staked")).to_be_visible()
-    services.close_bets(round.pk)
+    writer.close_bets(round.pk)
     deal(table, "TS", "AH", "9D", "6C")  # box 2: T 9; the dealer's ace up: insurance?
     expect(page.locator("#prompt-text")).to_have_text("Box 2: insurance?")
     expect_decisions(page, enabled=["Insurance", "No insurance"])

@@ -8,7 +8,7 @@ import pytest
 
 from croupier.services import current_shoe, scan
 from croupier.tablet import new_shoe
-from rounds import services
+from rounds import writer
 from rounds.engine import Decision, EngineError, RuleSet
 from rounds.models import RoundEvent
 from stations.models import Station
@@ -30,9 +30,9 @@ def make_table(shuffler):
 
 
 def play_round(table, cards, stand=True):
-    round = services.open_round(table)
-    services.place_bet(round.pk, table.stations.get(), 1, "main", Decimal("10"))
-    services.close_bets(round.pk)
+    round = writer.open_round(table)
+    writer.place_bet(round.pk, table.stations.get(), 1, "main", Decimal("10"))
+    writer.close_bets(round.pk)
     for card in cards:
         scan(table, current_shoe(table).reader_seq + 1, card)
     return round
@@ -41,7 +41,7 @@ def play_round(table, cards, stand=True):
 def test_a_cut_card_shoe_refuses_a_card_whose_copies_are_all_out():
     table = make_table(Table.Shuffler.CUT_CARD)
     first = play_round(table, FIRST_ROUND)
-    services.record(first.pk, Decision("s1", "stand"))
+    writer.record(first.pk, Decision("s1", "stand"))
     scan(table, 5, "5D")  # the dealer's 21
     first.refresh_from_db()
     assert first.phase == "settled"
@@ -56,26 +56,26 @@ def test_a_cut_card_shoe_refuses_a_card_whose_copies_are_all_out():
     shoe = current_shoe(table)
     assert (shoe.reader_seq, RoundEvent.objects.count()) == (5, events)  # nothing changed
     scan(table, 6, "AH")  # another card is fine
-    assert services.state(second.pk).box_cards[1][0].text == "AH"
+    assert writer.state(second.pk).box_cards[1][0].text == "AH"
 
 
 def test_a_new_shoe_starts_a_new_count():
     table = make_table(Table.Shuffler.CUT_CARD)
     first = play_round(table, FIRST_ROUND)
-    services.record(first.pk, Decision("s1", "stand"))
+    writer.record(first.pk, Decision("s1", "stand"))
     scan(table, 5, "5D")
     old = current_shoe(table)
     new_shoe(table)  # the dealer's "New shoe" on the tablet, between rounds
     second = play_round(table, ["AS"])  # a fresh shoe holds its own ace of spades
-    assert services.state(second.pk).box_cards[1][0].text == "AS"
+    assert writer.state(second.pk).box_cards[1][0].text == "AS"
     assert current_shoe(table).pk != old.pk and current_shoe(table).drawn == {"AS": 1}
 
 
 def test_a_continuous_shuffler_counts_each_round_alone():
     table = make_table(Table.Shuffler.CONTINUOUS)
     first = play_round(table, FIRST_ROUND)
-    services.record(first.pk, Decision("s1", "stand"))
+    writer.record(first.pk, Decision("s1", "stand"))
     scan(table, 5, "5D")
     second = play_round(table, ["AS"])  # back in the shuffler after the first round
-    assert services.state(second.pk).box_cards[1][0].text == "AS"
+    assert writer.state(second.pk).box_cards[1][0].text == "AS"
     assert current_shoe(table).drawn == {}  # nothing to count across rounds

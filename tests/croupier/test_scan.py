@@ -5,7 +5,7 @@ from decimal import Decimal
 import pytest
 
 from croupier.services import current_shoe, scan
-from rounds import services
+from rounds import writer
 from rounds.engine import EngineError, RuleSet
 from rounds.models import Round, RoundEvent
 from stations.models import Station
@@ -22,9 +22,9 @@ def round():
     TableConfig.objects.create(table=table, version=1, rules=RuleSet(decks=1).to_dict())
     station = Station.objects.create(table=table, name="s1")
     cash_in(station, "50", key="start")
-    round = services.open_round(table)
-    services.place_bet(round.pk, station, 1, "main", Decimal("10"))
-    services.close_bets(round.pk)
+    round = writer.open_round(table)
+    writer.place_bet(round.pk, station, 1, "main", Decimal("10"))
+    writer.close_bets(round.pk)
     return round
 
 
@@ -32,7 +32,7 @@ def test_cards_in_sequence_duplicates_ignored(round):
     assert scan(round.table, 1, "4C", burn=True) == {"duplicate": False, "seq": 1}
     assert scan(round.table, 2, "9S") == {"duplicate": False, "seq": 2}
     assert scan(round.table, 2, "9S") == {"duplicate": True, "seq": 2}
-    assert services.state(round.pk).box_cards[1][0].text == "9S"
+    assert writer.state(round.pk).box_cards[1][0].text == "9S"
     assert current_shoe(round.table).cards_drawn == 2
 
 

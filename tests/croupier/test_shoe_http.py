@@ -4,7 +4,7 @@ from decimal import Decimal
 
 import pytest
 
-from rounds import services
+from rounds import writer
 from rounds.engine import RuleSet
 from rounds.models import RoundEvent
 from stations.models import Station
@@ -23,9 +23,9 @@ def table():
     TableConfig.objects.create(table=table, version=1, rules=RuleSet(decks=1).to_dict())
     station = Station.objects.create(table=table, name="s1")
     cash_in(station, "50", key="start")
-    round = services.open_round(table)
-    services.place_bet(round.pk, station, 1, "main", Decimal("10"))
-    services.close_bets(round.pk)
+    round = writer.open_round(table)
+    writer.place_bet(round.pk, station, 1, "main", Decimal("10"))
+    writer.close_bets(round.pk)
     return table
 
 

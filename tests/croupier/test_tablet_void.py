@@ -9,7 +9,7 @@ from croupier import tablet
 from croupier.virtual_shoe import deal_next
 from payouts import ledger
 from payouts.models import LedgerEntry
-from rounds import services
+from rounds import writer
 from rounds.engine import EngineError, RuleSet
 from rounds.models import Round, RoundEvent
 from rounds.voids import void_round
@@ -45,10 +45,10 @@ def balances(table):
 
 
 def test_a_void_in_play_refunds_every_station_once(table):
-    round = services.open_round(table)
+    round = writer.open_round(table)
     place(table, "s1", 1, "10")
     place(table, "s2", 2, "7.50")
-    services.close_bets(round.pk)
+    writer.close_bets(round.pk)
     deal_next(table)
     assert balances(table) == {"s1": Decimal("40.00"), "s2": Decimal("42.50")}
     round.refresh_from_db()
@@ -61,7 +61,7 @@ def test_a_void_in_play_refunds_every_station_once(table):
     event = RoundEvent.objects.get(round=round, kind="void")
     assert event.seq == round.last_seq
     assert event.payload == {"by": "boss", "reason": "card on the floor", "requested_by": ""}
-    assert services.expire(round.pk, step_key) == []  # a late timer finds nothing to do
+    assert writer.expire(round.pk, step_key) == []  # a late timer finds nothing to do
 
     entries = LedgerEntry.objects.count()
     with pytest.raises(EngineError) as exc:
@@ -72,13 +72,13 @@ def test_a_void_in_play_refunds_every_station_once(table):
 
 
 def test_a_void_while_betting_moves_no_money_and_a_settled_round_cannot_be_voided(table):
-    round = services.open_round(table)
+    round = writer.open_round(table)
     place(table, "s1", 1, "10")
     void_round(round.pk, "boss", "table fault")
     assert LedgerEntry.objects.filter(round=round).count() == 0
     assert balances(table)["s1"] == Decimal("50.00")
 
-    settled = services.open_round(table)
+    settled = writer.open_round(table)
     Round.objects.filter(pk=settled.pk).update(phase=Round.Phase.SETTLED)
     with pytest.raises(EngineError) as exc:
         void_round(settled.pk, "boss", "too late")
@@ -94,9 +94,9 @@ def test_a_void_while_betting_moves_no_money_and_a_settled_round_cannot_be_voide
 
 
 def test_the_tablet_state_of_a_void_round(table):
-    round = services.open_round(table)
+    round = writer.open_round(table)
     place(table, "s1", 1, "10")
-    services.close_bets(round.pk)
+    writer.close_bets(round.pk)
     deal_next(table)
     void_round(round.pk, "boss", "misdeal", requested_by="dealer")
     state = tablet.croupier_state(table)
@@ -106,11 +106,11 @@ def test_the_tablet_state_of_a_void_round(table):
 
 
 def test_a_station_reads_its_state_after_a_void_at_a_closed_table(table):
-    round = services.open_round(table)
+    round = writer.open_round(table)
     place(table, "s1", 1, "10")
-    services.close_bets(round.pk)
+    writer.close_bets(round.pk)
     deal_next(table)
     void_round(round.pk, "boss", "misdeal")
-    services._ENGINES.clear()  # another process, or after a restart
+    writer.forget_cached_engines()  # another process, or after a restart
     state = station_state(Station.objects.get(table=table, name="s1"))
     assert state["credits"] == "50.00"

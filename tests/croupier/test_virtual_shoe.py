@@ -5,9 +5,10 @@ from decimal import Decimal
 import pytest
 
 from croupier.virtual_shoe import deal_next
-from rounds import services
+from rounds import writer
 from rounds.engine import RuleSet, Timeout
 from rounds.models import Round
+from rounds.replay import rebuild
 from stations.models import Station
 from stations.services import cash_in
 from tablehub.models import Jurisdiction, Table, TableConfig
@@ -23,21 +24,21 @@ def test_a_round_dealt_by_the_virtual_shoe_then_the_next_round_opens(
     TableConfig.objects.create(table=table, version=1, rules=RuleSet(decks=1).to_dict())
     station = Station.objects.create(table=table, name="s1")
     cash_in(station, "100", key="start")
-    round = services.open_round(table)
-    services.place_bet(round.pk, station, 1, "main", Decimal("10"))
-    services.expire(round.pk, "betting")
+    round = writer.open_round(table)
+    writer.place_bet(round.pk, station, 1, "main", Decimal("10"))
+    writer.expire(round.pk, "betting")
     with django_capture_on_commit_callbacks(execute=True):  # the next round opens on commit
         for _ in range(200):
             round.refresh_from_db()
             if round.phase == Round.Phase.SETTLED:
                 break
-            engine = services.state(round.pk)
+            engine = writer.state(round.pk)
             if engine.awaiting_card:
                 deal_next(table)
             else:
-                services.record(round.pk, Timeout())
+                writer.record(round.pk, Timeout())
     assert round.phase == Round.Phase.SETTLED
-    engine = services.rebuild(round)
+    engine = rebuild(round)
     dealt = [str(c) for c in engine.drawn]
     assert len(dealt) == len(set(dealt))  # one deck: every card once
     next_round = table.rounds.order_by("-pk").first()

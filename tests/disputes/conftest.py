@@ -8,7 +8,7 @@ from django.contrib.auth.models import Group, User
 from croupier import tablet
 from payouts import ledger
 from payouts.models import LedgerEntry
-from rounds import services
+from rounds import writer
 from rounds.engine import RuleSet
 from rounds.models import Round, RoundEvent
 from stations.commands import handle as station_handle
@@ -52,14 +52,14 @@ class Play:
 
     def open(self, **bets):
         """Open a round and place main bets: ``s1=(1, "10")``; returns the round."""
-        round = self.run(services.open_round, self.table)
+        round = self.run(writer.open_round, self.table)
         for name, (box, amount) in bets.items():
             reply = self.send(name, type="place", box=box, amount=amount)
             assert reply["ok"], reply
         return round
 
     def close(self, round):
-        self.run(services.close_bets, round.pk)
+        self.run(writer.close_bets, round.pk)
 
     def deal(self, *cards):
         for card in cards:

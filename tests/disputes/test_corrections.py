@@ -10,9 +10,10 @@ import pytest
 from croupier import tablet_state
 from croupier.services import current_shoe
 from payouts.models import LedgerEntry
-from rounds import services
+from rounds import writer
 from rounds.models import Bet, Hand, Round, RoundEvent
 from rounds.recall import recall
+from rounds.replay import rebuild
 from tablehub.models import Table
 
 pytestmark = pytest.mark.django_db
@@ -124,8 +125,8 @@ def test_a_correction_after_the_settlement_pays_the_corrected_round(new_play, sn
         {"type": "resumed", "round": round.pk, "resolution": "correct", "deadline": None}
     ]
     # The replay from the log alone gives the corrected round.
-    services._ENGINES.clear()
-    engine = services.rebuild(Round.objects.get(pk=round.pk))
+    writer.forget_cached_engines()
+    engine = rebuild(Round.objects.get(pk=round.pk))
     assert engine.dealer_outcome() == {
         "cards": ["6C", "QH", "TS"],
         "total": 26,
@@ -148,8 +149,8 @@ def test_a_correction_after_the_settlement_pays_the_corrected_round(new_play, sn
     assert play.credits("s1") == D("90.00")  # dealer 21: both lose
     assert play.credits("s2") == D("80.00")
     assert sum(e.amount for e in LedgerEntry.objects.filter(round=round)) == 0
-    services._ENGINES.clear()
-    assert services.rebuild(round).dealer_outcome()["total"] == 21
+    writer.forget_cached_engines()
+    assert rebuild(round).dealer_outcome()["total"] == 21
     before = snapshot(round)
     same = play.tablet(
         type="correct_card", round=round.pk, position=8, card="5S", supervisor=SUPERVISOR
@@ -196,8 +197,8 @@ def test_a_correction_before_the_settlement_changes_a_special_bet_and_the_hand(p
     assert play.credits("s1") == D("105.00")
     pair = Bet.objects.get(round=round, code="pair")
     assert (pair.combination, pair.returned) == ("", D("0.00"))
-    services._ENGINES.clear()
-    assert services.rebuild(round).settlement("s1")["hands"][0]["cards"] == ["8S", "7H"]
+    writer.forget_cached_engines()
+    assert rebuild(round).settlement("s1")["hands"][0]["cards"] == ["8S", "7H"]
 
 
 def test_a_correction_that_makes_a_later_decision_impossible_is_refused(play, snapshot):
@@ -262,7 +263,7 @@ def test_a_misread_card_corrected_without_a_dispute(play, snapshot):
     correction = RoundEvent.objects.get(round=round, kind="correction")
     assert correction.payload["dispute"] is None
     assert round.step_key == f"{key}:g{correction.seq}"  # the step goes on, a fresh time
-    assert play.run(services.expire, round.pk, key) == []  # the timer before: nothing
+    assert play.run(writer.expire, round.pk, key) == []  # the timer before: nothing
     state = play.send("s1", type="state")["state"]
     assert state["table"]["station"]["hands"][0]["cards"] == ["9S", "2H"]
     assert "double" in state["table"]["station"]["prompt"]["allowed"]
@@ -271,8 +272,8 @@ def test_a_misread_card_corrected_without_a_dispute(play, snapshot):
     play.deal("TD", "5S")  # s1: 21; the dealer: 6C QH 5S = 21
     assert play.credits("s1") == D("100.00")  # push on 20: back
     assert play.credits("s2") == D("90.00")
-    services._ENGINES.clear()
-    assert services.rebuild(round).settlement("s1")["hands"][0]["cards"] == ["9S", "2H", "TD"]
+    writer.forget_cached_engines()
+    assert rebuild(round).settlement("s1")["hands"][0]["cards"] == ["9S", "2H", "TD"]
 
 
 def test_the_hole_card_never_reaches_a_station_early_even_corrected(play):
@@ -356,8 +357,8 @@ def test_an_exposed_card_is_taken_out_of_play_and_the_next_card_takes_its_place(
     play.deal("4C")  # 6C KD 4C: 20
     round.refresh_from_db()
     assert round.phase == "settled" and play.credits("s1") == D("90.00")
-    services._ENGINES.clear()
-    assert services.rebuild(round).dealer_outcome()["cards"] == ["6C", "KD", "4C"]
+    writer.forget_cached_engines()
+    assert rebuild(round).dealer_outcome()["cards"] == ["6C", "KD", "4C"]
     assert current_shoe(play.table).cards_drawn == 6  # QH left the shoe too
 
 

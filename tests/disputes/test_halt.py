@@ -8,8 +8,9 @@ import pytest
 from django.utils import timezone
 
 from croupier.services import current_shoe
-from rounds import services
+from rounds import writer
 from rounds.models import Round, RoundEvent
+from rounds.replay import rebuild
 from tablehub.models import Table
 
 pytestmark = pytest.mark.django_db
@@ -55,9 +56,9 @@ def test_a_dispute_halts_everything_and_the_round_goes_on_after_continue(play, s
     assert refused["error"]["code"] == "round_halted", refused
     card = play.tablet(type="manual_card", card="5D")
     assert card["error"]["code"] == "round_halted", card
-    assert play.run(services.expire, round.pk, old_key) == []
+    assert play.run(writer.expire, round.pk, old_key) == []
     Round.objects.filter(pk=round.pk).update(deadline=timezone.now() - timedelta(seconds=1))
-    assert play.run(services.expire_if_late, round.pk) == []
+    assert play.run(writer.expire_if_late, round.pk) == []
     Round.objects.filter(pk=round.pk).update(deadline=None)
     assert snapshot(round) == before
     assert current_shoe(play.table).reader_seq == reader
@@ -112,16 +113,16 @@ def test_a_dispute_halts_everything_and_the_round_goes_on_after_continue(play, s
     ]
     assert ok["state"]["round"]["halted"] is False and ok["state"]["disputes"] == []
     assert ok["state"]["round"]["disputes"][0]["resolved"]["resolution"] == "continue"
-    assert play.run(services.expire, round.pk, old_key) == []  # the old timer: nothing
+    assert play.run(writer.expire, round.pk, old_key) == []  # the old timer: nothing
 
     # The round goes on from where it stopped: s2 doubles, s1's timer stands for it.
     play.decide("s2", "double")
-    play.run(services.expire, round.pk, round.step_key)  # s1 times out: stands
+    play.run(writer.expire, round.pk, round.step_key)  # s1 times out: stands
     play.deal("9H", "5S")  # s2's double card (20); the dealer draws 5S: 21
     round.refresh_from_db()
     assert round.phase == "settled"
     assert play.credits("s1") == D("90.00") and play.credits("s2") == D("80.00")
-    assert services.rebuild(round).dealer_outcome()["total"] == 21
+    assert rebuild(round).dealer_outcome()["total"] == 21
 
 
 def test_who_may_dispute_and_when(play, new_play, snapshot):

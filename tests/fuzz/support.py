@@ -94,13 +94,13 @@ def make_table(name: str, reader_key: str, stations: dict[str, str], jurisdictio
 
 def bets_closed(table: Table) -> None:
     """A round with s1 on box 1 and s2 on box 2 (10.00 each), bets closed: it wants cards."""
-    from rounds import services
+    from rounds import writer
 
-    round = services.open_round(table)
+    round = writer.open_round(table)
     for name, box in (("s1", 1), ("s2", 2)):
         station = Station.objects.get(table=table, name=name)
-        services.place_bet(round.pk, station, box, "main", Decimal("10"))
-    services.close_bets(round.pk)
+        writer.place_bet(round.pk, station, box, "main", Decimal("10"))
+    writer.close_bets(round.pk)
 
 
 def reader_seq(table: Table) -> int:

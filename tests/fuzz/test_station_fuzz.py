@@ -20,7 +20,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from payouts import ledger
-from rounds import services, voids
+from rounds import voids, writer
 from rounds.engine import CardDrawn, parse_card
 from rounds.models import Bet, Round
 from stations.models import Station, StationCommand
@@ -141,7 +141,7 @@ async def send_case(ws: WebsocketCommunicator, table: Table, kind: str, payload)
 
 @pytest.fixture
 def betting(world):
-    services.open_round(world)
+    writer.open_round(world)
     return world
 
 
@@ -170,18 +170,18 @@ DEALS = [
 def deal_a_round(table: Table, deal: int = 0) -> Round:
     """A round in which s1 (box 1) and s2 (box 2, main 10) have hands and s1 is asked."""
     cards, specials = DEALS[deal]
-    round = services.open_round(table)
+    round = writer.open_round(table)
     s1, s2 = (
         Station.objects.get(table=table, name="s1"),
         Station.objects.get(table=table, name="s2"),
     )
-    services.place_bet(round.pk, s1, 1, "main", Decimal("10"))
+    writer.place_bet(round.pk, s1, 1, "main", Decimal("10"))
     for code, stake in specials.items():
-        services.place_bet(round.pk, s1, 1, code, Decimal(stake))
-    services.place_bet(round.pk, s2, 2, "main", Decimal("10"))
-    services.close_bets(round.pk)
+        writer.place_bet(round.pk, s1, 1, code, Decimal(stake))
+    writer.place_bet(round.pk, s2, 2, "main", Decimal("10"))
+    writer.close_bets(round.pk)
     for card in cards.split():
-        services.record(round.pk, CardDrawn(parse_card(card)))
+        writer.record(round.pk, CardDrawn(parse_card(card)))
     return round
 
 
@@ -190,7 +190,7 @@ def s1_is_asked(table: Table, deal: int) -> None:
     back) and the next one dealt."""
     round = table.rounds.order_by("-pk").first()
     if round.phase not in (Round.Phase.SETTLED, Round.Phase.VOID):
-        if services.state(round.pk).prompt_for("s1") is not None:
+        if writer.state(round.pk).prompt_for("s1") is not None:
             return
         voids.void_round(round.pk, by="fuzz", reason="the fuzzer needs a question for s1")
     deal_a_round(table, deal)
@@ -220,7 +220,7 @@ async def test_station_socket_while_a_round_is_in_play(in_play, no_rate_limit, c
     kind, payload = case
     if kind == "answer":  # one of the answers the question allows, for the hand it is about
         round = await db(lambda: in_play.rounds.order_by("-pk").first())()
-        prompt = (await db(services.state)(round.pk)).prompt_for("s1")
+        prompt = (await db(writer.state)(round.pk)).prompt_for("s1")
         answer = {
             "type": "decide",
             "client_id": FRESH,
@@ -336,12 +336,12 @@ async def test_before_joining_every_command_is_not_joined(world, no_rate_limit):
 @pytest.mark.django_db(transaction=True)
 async def test_a_decision_from_a_station_without_a_hand_changes_nothing(world, no_rate_limit):
     def s1_alone():
-        round = services.open_round(world)
+        round = writer.open_round(world)
         s1 = Station.objects.get(table=world, name="s1")
-        services.place_bet(round.pk, s1, 1, "main", Decimal("10"))
-        services.close_bets(round.pk)
+        writer.place_bet(round.pk, s1, 1, "main", Decimal("10"))
+        writer.close_bets(round.pk)
         for card in ("8S", "9H", "8H", "7D"):
-            services.record(round.pk, CardDrawn(parse_card(card)))
+            writer.record(round.pk, CardDrawn(parse_card(card)))
 
     await db(s1_alone)()
     ws = await join(world, "s2")  # s2 sat this round out

@@ -20,7 +20,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from croupier.tablet import open_table
-from rounds import services
+from rounds import writer
 from rounds.models import Round
 from stations.models import Station
 from tablehub.asgi import application
@@ -53,7 +53,7 @@ def betting_with_bets(table) -> None:
     round = open_table(table)
     for name, box in (("s1", 1), ("s2", 2)):
         station = Station.objects.get(table=table, name=name)
-        services.place_bet(round.pk, station, box, "main", Decimal("10"))
+        writer.place_bet(round.pk, station, box, "main", Decimal("10"))
 
 
 @pytest.fixture
@@ -89,7 +89,7 @@ def other_tables_round() -> int:
     from tablehub.models import Table
 
     other = Table.objects.get(name="t2")
-    round = other.rounds.first() or services.open_round(other)
+    round = other.rounds.first() or writer.open_round(other)
     return round.pk
 
 

@@ -8,7 +8,7 @@ from django.utils import timezone
 
 from payouts.reports import report_csv, table_report
 from payouts.rtp import special_sheet
-from rounds import services
+from rounds import writer
 from rounds.engine import CardDrawn, RuleSet, parse_card
 from rounds.models import Round
 from rounds.voids import void_round
@@ -40,10 +40,10 @@ def shift(table):
         table, wa_config(special_bets={"21+3": default_pays("21+3"), "pair": cheaper_pair})
     )
     play(table, [(s2, 2, "main", "10"), (s2, 2, "pair", "5")], "8S 8D 8H 9C", [("s2", "stand")])
-    voided = services.open_round(table)
-    services.place_bet(voided.pk, s1, 1, "main", Decimal("50"))
-    services.close_bets(voided.pk)
-    services.record(voided.pk, CardDrawn(parse_card("2S")))
+    voided = writer.open_round(table)
+    writer.place_bet(voided.pk, s1, 1, "main", Decimal("50"))
+    writer.close_bets(voided.pk)
+    writer.record(voided.pk, CardDrawn(parse_card("2S")))
     void_round(voided.pk, by="sup", reason="shoe fault")
     old = play(table, [(s1, 1, "main", "30")], "TS 9C 9D 8H", [("s1", "stand")])
     Round.objects.filter(pk=old.pk).update(settled_at=timezone.now() - timedelta(days=1))

@@ -11,10 +11,11 @@ from django.db.models import Sum
 
 from payouts.models import LedgerEntry
 from payouts.specials.bonus import fixed_bonus
-from rounds import services
+from rounds import writer
 from rounds.engine.scenario import drive, parse_scenario
 from rounds.live_replay import jsonable
 from rounds.models import Round
+from rounds.replay import rebuild
 from rounds.selectors import round_outcome
 from stations.models import Station
 from stations.services import cash_in
@@ -51,15 +52,15 @@ def test_golden_round_through_the_services(path):
     scenario = parse_scenario(data)
     table, stations = set_up_table(data, scenario)
     by_name = {s.name: s for s in stations}
-    round = services.open_round(table)
+    round = writer.open_round(table)
     for bet in scenario.bets:
-        services.place_bet(round.pk, by_name[bet.station], bet.box, bet.code, bet.stake)
-    services.close_bets(round.pk)
+        writer.place_bet(round.pk, by_name[bet.station], bet.box, bet.code, bet.stake)
+    writer.close_bets(round.pk)
     with fixed_bonus(scenario.bonus):  # the scenario's bonus through the secure RNG's seam
         used = drive(
             scenario,
-            lambda: services.state(round.pk),
-            lambda event: services.record(round.pk, event),
+            lambda: writer.state(round.pk),
+            lambda event: writer.record(round.pk, event),
         )
 
     round.refresh_from_db()
@@ -68,8 +69,8 @@ def test_golden_round_through_the_services(path):
     outcome["unused"] = [str(c) for c in scenario.shoe[used:]]
     assert outcome == expected
 
-    services._ENGINES.clear()  # nothing but the rows
-    rebuilt = services.rebuild(round)
+    writer.forget_cached_engines()  # nothing but the rows
+    rebuilt = rebuild(round)
     for station in stations:
         settlement = rebuilt.settlement(station.name)
         assert settlement["hands"] == expected["stations"][station.name]["hands"]

@@ -7,7 +7,7 @@ from django.db import IntegrityError, transaction
 
 from payouts import ledger
 from payouts.models import LedgerEntry
-from rounds import services
+from rounds import writer
 from rounds.engine import CardDrawn, Decision, EngineError, RuleSet, parse_card
 from rounds.models import RoundEvent
 from stations.models import Station
@@ -34,37 +34,37 @@ def seated(table, name, credits):
 
 def deal(round, text):
     for card in text.split():
-        services.record(round.pk, CardDrawn(parse_card(card)))
+        writer.record(round.pk, CardDrawn(parse_card(card)))
 
 
 def test_a_refused_decision_writes_nothing(table):
     s1 = seated(table, "s1", "100")
-    round = services.open_round(table)
-    services.place_bet(round.pk, s1, 1, "main", D("10"))
-    services.close_bets(round.pk)
+    round = writer.open_round(table)
+    writer.place_bet(round.pk, s1, 1, "main", D("10"))
+    writer.close_bets(round.pk)
     deal(round, "5S 9C 6D 7D")
-    services.record(round.pk, Decision("s1", "hit"))
+    writer.record(round.pk, Decision("s1", "hit"))
     deal(round, "2H")
     events, entries = RoundEvent.objects.count(), LedgerEntry.objects.count()
     with pytest.raises(EngineError, match="double is not allowed on a 3-card hand"):
-        services.record(round.pk, Decision("s1", "double"))
+        writer.record(round.pk, Decision("s1", "double"))
     assert (RoundEvent.objects.count(), LedgerEntry.objects.count()) == (events, entries)
-    services.record(round.pk, Decision("s1", "stand"))  # the round goes on from the log
+    writer.record(round.pk, Decision("s1", "stand"))  # the round goes on from the log
 
 
 def test_a_double_is_staked_once_and_credits_equal_the_ledger(table):
     s1 = seated(table, "s1", "100")
-    round = services.open_round(table)
-    services.place_bet(round.pk, s1, 1, "main", D("10"))
-    services.close_bets(round.pk)
+    round = writer.open_round(table)
+    writer.place_bet(round.pk, s1, 1, "main", D("10"))
+    writer.close_bets(round.pk)
     deal(round, "5S 9C 6D 7D")
-    services.record(round.pk, Decision("s1", "double"))
+    writer.record(round.pk, Decision("s1", "double"))
     assert ledger.balance(s1) == D("80.00")
-    services._ENGINES.clear()  # a second writer rebuilds from the log and finds the keys taken
-    round.refresh_from_db()
-    services._after(round, services._live(round, services.rebuild(round)))
+    writer.forget_cached_engines()  # a second writer rebuilds from the log and finds the keys taken
+    deal(round, "2H")  # its next write (the double's card) posts no stake again
     assert ledger.balance(s1) == D("80.00")
-    assert services.state(round.pk).seats["s1"].credits == ledger.balance(s1)
+    assert writer.state(round.pk).seats["s1"].hands[0].finished
+    assert writer.state(round.pk).seats["s1"].credits == ledger.balance(s1)
 
 
 def test_an_entry_key_cannot_be_written_twice(table):
@@ -81,22 +81,22 @@ def test_cash_in_is_idempotent_by_key(table):
 
 def test_a_bet_after_bets_closed_is_refused(table):
     s1 = seated(table, "s1", "100")
-    round = services.open_round(table)
-    services.place_bet(round.pk, s1, 1, "main", D("10"))
-    services.close_bets(round.pk)
+    round = writer.open_round(table)
+    writer.place_bet(round.pk, s1, 1, "main", D("10"))
+    writer.close_bets(round.pk)
     with pytest.raises(EngineError) as exc:
-        services.place_bet(round.pk, s1, 2, "main", D("10"))
+        writer.place_bet(round.pk, s1, 2, "main", D("10"))
     assert exc.value.code == "bets_closed"
     with pytest.raises(EngineError):
-        services.close_bets(round.pk)
+        writer.close_bets(round.pk)
 
 
 def test_stakes_the_credits_cannot_cover_are_refused_before_anything_is_written(table):
     s1 = seated(table, "s1", "5")
-    round = services.open_round(table)
-    services.place_bet(round.pk, s1, 1, "main", D("10"))
+    round = writer.open_round(table)
+    writer.place_bet(round.pk, s1, 1, "main", D("10"))
     with pytest.raises(EngineError) as exc:
-        services.close_bets(round.pk)
+        writer.close_bets(round.pk)
     assert exc.value.code == "insufficient_credits"
     assert RoundEvent.objects.count() == 0
     assert ledger.balance(s1) == D("5.00")
@@ -107,18 +107,18 @@ def test_the_server_assigns_the_in_for_6_multipliers_and_logs_them_before_the_pi
         special_bets={"in_for_6": {"hard_6_mixed": [30, 60, 100]}}
     )
     s1 = seated(table, "s1", "100")
-    round = services.open_round(table)
-    services.place_bet(round.pk, s1, 1, "main", D("10"))
-    services.place_bet(round.pk, s1, 1, "in_for_6", D("1"))
-    services.close_bets(round.pk)
+    round = writer.open_round(table)
+    writer.place_bet(round.pk, s1, 1, "main", D("10"))
+    writer.place_bet(round.pk, s1, 1, "in_for_6", D("1"))
+    writer.close_bets(round.pk)
     notices = []
     for card in "3S 9C 3D".split():
-        notices += services.record(round.pk, CardDrawn(parse_card(card)))
-    notices += services.record(round.pk, CardDrawn(parse_card("7D")))  # a mixed hard 6
+        notices += writer.record(round.pk, CardDrawn(parse_card(card)))
+    notices += writer.record(round.pk, CardDrawn(parse_card("7D")))  # a mixed hard 6
     logged = RoundEvent.objects.get(round=round, kind="bonus_assigned").payload
     assert sorted(map(Decimal, logged["multipliers"])) == [30, 60, 100]
     assert not any("multipliers" in repr(n.message) for n in notices)  # hidden until the pick
-    notices = services.record(round.pk, Decision("s1", "pick_3"))
+    notices = writer.record(round.pk, Decision("s1", "pick_3"))
     picked = Decimal(logged["multipliers"][2])
     bonus = next(n.message for n in notices if n.message.get("type") == "bonus")
     assert bonus["returned"] == f"{picked + 1:.2f}"

@@ -19,7 +19,7 @@ from websockets.sync.client import connect
 from bench.loopback import start_daphne
 from payouts import ledger
 from payouts.models import LedgerEntry
-from rounds import recovery, services, stale, tasks
+from rounds import recovery, stale, tasks, writer
 from rounds.engine import CardDrawn, Decision, RuleSet, parse_card
 from rounds.models import Round, RoundEvent
 from stations.models import Station
@@ -45,12 +45,12 @@ def make_table(name="t1", hours=24, **fields):
 
 def stuck(table, cards="TS 9H AC 6D 8S"):
     """A round whose dealer went away mid-deal: bets taken, some cards out."""
-    round = services.open_round(table)
-    services.place_bet(round.pk, table.stations.get(name="s1"), 1, "main", D("10"))
-    services.place_bet(round.pk, table.stations.get(name="s2"), 2, "main", D("25"))
-    services.close_bets(round.pk)
+    round = writer.open_round(table)
+    writer.place_bet(round.pk, table.stations.get(name="s1"), 1, "main", D("10"))
+    writer.place_bet(round.pk, table.stations.get(name="s2"), 2, "main", D("25"))
+    writer.close_bets(round.pk)
     for card in cards.split():
-        services.record(round.pk, CardDrawn(parse_card(card)))
+        writer.record(round.pk, CardDrawn(parse_card(card)))
     round.refresh_from_db()
     return round
 
@@ -70,7 +70,7 @@ def credits(table, name):
 def test_a_round_idle_past_the_limit_is_voided_and_refunded_once():
     table = make_table()
     round = stuck(table, "TS 9H AC 6D 8S 5C")  # the insurance step: s1 insures, then nothing
-    services.record(round.pk, Decision("s1", "insure"))
+    writer.record(round.pk, Decision("s1", "insure"))
     assert (credits(table, "s1"), credits(table, "s2")) == (D("85.00"), D("75.00"))
     idle_for(round, 23.9)
     assert stale.void_stale_rounds() == []  # not yet
@@ -94,7 +94,7 @@ def test_recent_activity_keeps_an_old_round_alive():
     table = make_table()
     round = stuck(table, "TS 9H")
     idle_for(round, 30)
-    services.record(round.pk, CardDrawn(parse_card("7C")))  # the dealer is back
+    writer.record(round.pk, CardDrawn(parse_card("7C")))  # the dealer is back
     assert stale.void_stale_rounds() == []
     assert Round.objects.get(pk=round.pk).phase == Round.Phase.DEAL
 
@@ -103,9 +103,9 @@ def test_recent_activity_keeps_an_old_round_alive():
 def test_betting_rounds_are_cancelled_only_with_bets_on_them():
     empty = make_table("empty")
     with_bets = make_table("bets")
-    nobody = services.open_round(empty)
-    bet_on = services.open_round(with_bets)  # its timer died: bets were never closed
-    services.place_bet(bet_on.pk, with_bets.stations.get(name="s1"), 1, "main", D("10"))
+    nobody = writer.open_round(empty)
+    bet_on = writer.open_round(with_bets)  # its timer died: bets were never closed
+    writer.place_bet(bet_on.pk, with_bets.stations.get(name="s1"), 1, "main", D("10"))
     idle_for(nobody, 48)
     idle_for(bet_on, 48)
     assert stale.void_stale_rounds() == [bet_on.pk]
@@ -134,8 +134,8 @@ def test_each_jurisdiction_has_its_own_limit_and_0_cancels_nothing():
 def test_settled_and_void_rounds_are_left_alone():
     table = make_table()
     settled = stuck(table, "TS 9H 7C 6D 8S TC")
-    services.record(settled.pk, Decision("s1", "stand"))
-    services.record(settled.pk, Decision("s2", "stand"))
+    writer.record(settled.pk, Decision("s1", "stand"))
+    writer.record(settled.pk, Decision("s2", "stand"))
     assert Round.objects.get(pk=settled.pk).phase == Round.Phase.SETTLED
     idle_for(settled, 100)
     assert stale.void_stale_rounds() == []

@@ -6,7 +6,7 @@ from decimal import Decimal
 import pytest
 from django.utils import timezone
 
-from rounds import services
+from rounds import writer
 from rounds.engine import CardDrawn, Decision, EngineError, RuleSet, parse_card
 from rounds.models import Round, RoundEvent
 from stations.models import Station
@@ -31,23 +31,23 @@ def table():
 
 
 def in_play(table):
-    round = services.open_round(table)
+    round = writer.open_round(table)
     for station in table.stations.all():
-        services.place_bet(round.pk, station, 1, "main", Decimal("10"))
-    services.close_bets(round.pk)
+        writer.place_bet(round.pk, station, 1, "main", Decimal("10"))
+    writer.close_bets(round.pk)
     for card in "5S 9C 6D 7D".split():
-        services.record(round.pk, CardDrawn(parse_card(card)))
+        writer.record(round.pk, CardDrawn(parse_card(card)))
     round.refresh_from_db()
     return round
 
 
 def test_betting_deadline_closes_bets_once(table):
-    round = services.open_round(table)
+    round = writer.open_round(table)
     assert round.step_key == "betting"
     assert timedelta(seconds=9) < round.deadline - timezone.now() <= timedelta(seconds=10)
-    services.place_bet(round.pk, table.stations.get(name="s1"), 1, "main", Decimal("10"))
-    services.expire(round.pk, "betting")
-    services.expire(round.pk, "betting")  # a second firing of the same timer does nothing
+    writer.place_bet(round.pk, table.stations.get(name="s1"), 1, "main", Decimal("10"))
+    writer.expire(round.pk, "betting")
+    writer.expire(round.pk, "betting")  # a second firing of the same timer does nothing
     round.refresh_from_db()
     assert round.phase == Round.Phase.DEAL
     assert list(round.events.values_list("kind", flat=True)) == ["bets_closed"]
@@ -61,12 +61,12 @@ def test_decision_deadline_is_capped_by_the_jurisdiction(table):
 
 def test_expiry_applies_the_timeout_default_once(table):
     round = in_play(table)
-    services.record(round.pk, Decision("s1", "hit"))
-    services.expire(round.pk, "play:1")  # s2 stands by default; the step closes
-    services.expire(round.pk, "play:1")
+    writer.record(round.pk, Decision("s1", "hit"))
+    writer.expire(round.pk, "play:1")  # s2 stands by default; the step closes
+    writer.expire(round.pk, "play:1")
     kinds = list(RoundEvent.objects.filter(round=round).values_list("kind", flat=True))
     assert kinds.count("timeout") == 1
-    engine = services.state(round.pk)
+    engine = writer.state(round.pk)
     assert engine.seats["s2"].hands[0].finished
     assert engine.awaiting_card == "hands"  # s1's hit waits for the dealer's card
 
@@ -75,32 +75,32 @@ def test_a_command_after_the_deadline_first_applies_the_expiry(table):
     round = in_play(table)
     Round.objects.filter(pk=round.pk).update(deadline=timezone.now() - timedelta(seconds=1))
     with pytest.raises(EngineError) as exc:
-        services.record(round.pk, Decision("s1", "hit"))  # too late: s1 already stood
+        writer.record(round.pk, Decision("s1", "hit"))  # too late: s1 already stood
     assert exc.value.code == "not_your_turn"
-    assert services.state(round.pk).seats["s1"].hands[0].finished  # the expiry was kept
+    assert writer.state(round.pk).seats["s1"].hands[0].finished  # the expiry was kept
 
 
 def test_a_bet_after_the_betting_deadline_is_refused(table):
-    round = services.open_round(table)
+    round = writer.open_round(table)
     s1 = table.stations.get(name="s1")
-    services.place_bet(round.pk, s1, 1, "main", Decimal("10"))
+    writer.place_bet(round.pk, s1, 1, "main", Decimal("10"))
     Round.objects.filter(pk=round.pk).update(deadline=timezone.now() - timedelta(seconds=1))
     with pytest.raises(EngineError) as exc:
-        services.place_bet(round.pk, s1, 2, "main", Decimal("10"))
+        writer.place_bet(round.pk, s1, 2, "main", Decimal("10"))
     assert exc.value.code == "bets_closed"
     round.refresh_from_db()
     assert round.phase == Round.Phase.DEAL and round.bets.count() == 1
 
 
 def test_an_empty_betting_window_starts_again_instead_of_blocking_the_table(table):
-    round = services.open_round(table)
-    services.expire(round.pk, "betting")  # nobody bet
+    round = writer.open_round(table)
+    writer.expire(round.pk, "betting")  # nobody bet
     round.refresh_from_db()
     assert round.phase == Round.Phase.BETTING and round.step_key == "betting:1"
     assert round.deadline > timezone.now()
-    services.expire(round.pk, "betting")  # the first window's timer, late: nothing happens
+    writer.expire(round.pk, "betting")  # the first window's timer, late: nothing happens
     s1 = table.stations.get(name="s1")
-    services.place_bet(round.pk, s1, 1, "main", Decimal("10"))
-    services.expire(round.pk, "betting:1")
+    writer.place_bet(round.pk, s1, 1, "main", Decimal("10"))
+    writer.expire(round.pk, "betting:1")
     round.refresh_from_db()
     assert round.phase == Round.Phase.DEAL

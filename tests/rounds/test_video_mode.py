@@ -8,7 +8,7 @@ import pytest
 
 from croupier.video import deal_video_card
 from payouts import ledger
-from rounds import services
+from rounds import writer
 from rounds.engine import RuleSet
 from rounds.models import Hand, Round
 from stations.models import Station
@@ -50,8 +50,8 @@ def wait_for(predicate, limit=20.0):
 
 def test_a_video_round_plays_and_settles_and_the_next_one_opens_by_itself(video_table):
     station = video_table.stations.get(name="s1")
-    first = services.open_round(video_table)
-    services.place_bet(first.pk, station, 1, "main", Decimal("10"))
+    first = writer.open_round(video_table)
+    writer.place_bet(first.pk, station, 1, "main", Decimal("10"))
     # Nobody closes bets, deals or answers: the timers and the virtual shoe do it all.
     settled = wait_for(lambda: Round.objects.filter(pk=first.pk, phase="settled").first())
     hands = list(Hand.objects.filter(round=settled))
@@ -66,9 +66,9 @@ def test_a_video_round_plays_and_settles_and_the_next_one_opens_by_itself(video_
 def test_a_stale_video_job_deals_nothing(video_table, settings):
     settings.TABLEHUB_TIMERS = "none"  # deal by hand: nothing scheduled behind the test
     station = video_table.stations.get(name="s1")
-    round = services.open_round(video_table)
-    services.place_bet(round.pk, station, 1, "main", Decimal("10"))
-    services.close_bets(round.pk)
+    round = writer.open_round(video_table)
+    writer.place_bet(round.pk, station, 1, "main", Decimal("10"))
+    writer.close_bets(round.pk)
     round.refresh_from_db()
     seq = round.last_seq
     deal_video_card(round.pk, seq)  # the job the close of bets scheduled: deals box 1

@@ -5,7 +5,7 @@ from decimal import Decimal
 import pytest
 
 from payouts import ledger
-from rounds import services
+from rounds import writer
 from rounds.engine import RuleSet
 from stations.commands import handle
 from stations.models import Station
@@ -48,7 +48,7 @@ def bets(reply):
 
 
 def test_place_undo_clear_double_and_the_slip(table, s1):
-    services.open_round(table)
+    writer.open_round(table)
     assert bets(send(s1, 1, type="place", box=1, bet="main", amount="5")) == [(1, "main", "5.00")]
     assert bets(send(s1, 2, type="place", box=1, bet="main", amount="5")) == [(1, "main", "10.00")]
     send(s1, 3, type="place", box=2, bet="main", amount="1")
@@ -58,7 +58,7 @@ def test_place_undo_clear_double_and_the_slip(table, s1):
 
 
 def test_a_resent_message_is_not_applied_twice(table, s1):
-    services.open_round(table)
+    writer.open_round(table)
     first = send(s1, 1, type="place", box=1, bet="main", amount="5")
     again = send(s1, 1, type="place", box=1, bet="main", amount="5")
     assert again["resent"] is True and again["state"] == first["state"]
@@ -73,7 +73,7 @@ def test_a_command_cut_off_half_way_leaves_nothing_and_its_resend_runs(table, s1
     from rounds.models import Bet
     from stations.models import StationCommand
 
-    services.open_round(table)
+    writer.open_round(table)
     real_state = commands.station_state
 
     def dies(*args, **kwargs):
@@ -135,7 +135,7 @@ def test_a_command_cut_off_half_way_leaves_nothing_and_its_resend_runs(table, s1
     ],
 )
 def test_bad_commands_get_a_specific_error_and_change_nothing(table, s1, message, code, text):
-    services.open_round(table)
+    writer.open_round(table)
     reply = send(s1, 1, **message)
     assert reply["ok"] is False
     assert reply["error"] == {"code": code, "message": text}
@@ -149,18 +149,18 @@ def test_a_message_without_a_client_id_is_refused(s1):
 
 
 def test_rebet_adds_the_last_rounds_bets_again(table, s1):
-    round = services.open_round(table)
+    round = writer.open_round(table)
     send(s1, 1, type="place", box=2, bet="main", amount="5")
     from rounds.models import Round
 
     Round.objects.filter(pk=round.pk).update(phase="settled")
-    services.open_round(table)
+    writer.open_round(table)
     assert bets(send(s1, 2, type="rebet")) == [(2, "main", "5.00")]
     assert bets(send(s1, 3, type="rebet")) == [(2, "main", "10.00")]
 
 
 def test_cash_out_only_with_no_bets_on_the_table(table, s1):
-    services.open_round(table)
+    writer.open_round(table)
     send(s1, 1, type="place", box=1, bet="main", amount="5")
     reply = send(s1, 2, type="cash_out")
     assert reply["error"]["code"] == "bets_on_table"
@@ -170,7 +170,7 @@ def test_cash_out_only_with_no_bets_on_the_table(table, s1):
 
 
 def test_repeat_last_and_bet_all(table, s1):
-    services.open_round(table)
+    writer.open_round(table)
     assert send(s1, 1, type="repeat_last")["error"]["code"] == "no_bets"
     send(s1, 2, type="place", box=1, bet="main", amount="2")
     assert bets(send(s1, 3, type="repeat_last")) == [(1, "main", "4.00")]
@@ -187,14 +187,14 @@ def test_let_it_play_bets_the_last_win_up_to_the_cap(table, s1):
     from rounds.engine import CardDrawn, Decision, parse_card
     from tablehub.models import TableConfig
 
-    round = services.open_round(table)
+    round = writer.open_round(table)
     send(s1, 1, type="place", box=1, bet="main", amount="10")
-    services.expire(round.pk, "betting")
+    writer.expire(round.pk, "betting")
     for card in "TS 6C 9D 7H".split():  # 19 against the dealer's 13
-        services.record(round.pk, CardDrawn(parse_card(card)))
-    services.record(round.pk, Decision("s1", "stand"))
-    services.record(round.pk, CardDrawn(parse_card("KC")))  # dealer 23: bust
-    services.open_round(table)
+        writer.record(round.pk, CardDrawn(parse_card(card)))
+    writer.record(round.pk, Decision("s1", "stand"))
+    writer.record(round.pk, CardDrawn(parse_card("KC")))  # dealer 23: bust
+    writer.open_round(table)
     assert send(s1, 2, type="let_it_play", box=2)["error"]["code"] == "no_bets"
     assert bets(send(s1, 3, type="let_it_play", box=1)) == [(1, "main", "20.00")]
     TableConfig.objects.filter(table=table).update(
@@ -209,7 +209,7 @@ def test_let_it_play_bets_the_last_win_up_to_the_cap(table, s1):
 
 
 def test_place_many_is_checked_as_a_whole(table, s1):
-    services.open_round(table)
+    writer.open_round(table)
     one_by_one = send(s1, 1, type="place", box=1, bet="21+3", amount="5")
     assert one_by_one["error"]["message"] == "station s1, box 1: 21+3 needs a main bet on this box"
     reply = send(

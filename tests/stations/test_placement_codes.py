@@ -8,7 +8,7 @@ import pytest
 from payouts import ledger
 from payouts.specials.defaults import _defaults
 from payouts.specials.paytable import parse_paytable
-from rounds import services
+from rounds import writer
 from rounds.engine import RuleSet
 from stations.commands import handle
 from stations.models import Station
@@ -46,7 +46,7 @@ def make_station(special_without_main: int, offered=OFFERED) -> Station:
     )
     station = Station.objects.create(table=table, name="s1")
     cash_in(station, "100", key="start")
-    services.open_round(table)
+    writer.open_round(table)
     return station
 
 

@@ -12,7 +12,7 @@ from django.core.cache import cache
 from django.db import connection, connections
 from django.test.utils import CaptureQueriesContext
 
-from rounds import services
+from rounds import writer
 from rounds.engine import CardDrawn, Decision, RuleSet, parse_card
 from rounds.models import Round
 from stations.commands import handle, station_state
@@ -70,16 +70,16 @@ def send(station, **message):
 
 def play(table, station, bets, cards, decisions=(), more_cards=()):
     """One round: bets (box, code, amount), the deal, the station's decisions, later cards."""
-    round = services.open_round(table)
+    round = writer.open_round(table)
     for box, code, amount in bets:
         send(station, type="place", box=box, bet=code, amount=amount)
-    services.expire(round.pk, "betting")
+    writer.expire(round.pk, "betting")
     for card in cards:
-        services.record(round.pk, CardDrawn(parse_card(card)))
+        writer.record(round.pk, CardDrawn(parse_card(card)))
     for action in decisions:
-        services.record(round.pk, Decision(station.name, action))
+        writer.record(round.pk, Decision(station.name, action))
     for card in more_cards:
-        services.record(round.pk, CardDrawn(parse_card(card)))
+        writer.record(round.pk, CardDrawn(parse_card(card)))
     round.refresh_from_db()
     assert round.phase == "settled"
     return round
@@ -250,11 +250,11 @@ def test_histories_keep_the_last_20_rounds_and_their_queries_are_bounded(table):
     kinds = (blackjack, win_19, lose_16)
     rounds = [kinds[i % 3](table, station).pk for i in range(HISTORY + 2)]
     # a round the station sat out: in the dealer's history, not in the station's
-    sat_out = services.open_round(table)
+    sat_out = writer.open_round(table)
     handle(other, {"client_id": "o1", "type": "place", "box": 3, "amount": "5"})
-    services.expire(sat_out.pk, "betting")
+    writer.expire(sat_out.pk, "betting")
     for card in ["AS", "6C", "KD", "7H"]:
-        services.record(sat_out.pk, CardDrawn(parse_card(card)))
+        writer.record(sat_out.pk, CardDrawn(parse_card(card)))
 
     state = station_state(station)
     assert [h["round"] for h in state["player_history"]] == rounds[::-1][:HISTORY]
@@ -285,12 +285,12 @@ def test_histories_keep_the_last_20_rounds_and_their_queries_are_bounded(table):
 def test_the_state_in_play_never_carries_the_hole_card(table):
     table, station = table
     lose_16(table, station)  # history with a dealer hand, shown as totals only
-    round = services.open_round(table)
+    round = writer.open_round(table)
     send(station, type="place", box=1, bet="main", amount="10")
     send(station, type="place", box=1, bet="pair", amount="1")
-    services.expire(round.pk, "betting")
+    writer.expire(round.pk, "betting")
     for card in ["9S", "7C", "2D", "QH"]:  # the queen of hearts goes into the hole
-        services.record(round.pk, CardDrawn(parse_card(card)))
+        writer.record(round.pk, CardDrawn(parse_card(card)))
     state = send(station, type="state")
     assert state["round"]["phase"] == "play"
     assert state["table"]["dealer"] == {"cards": ["7C"], "hole_card": "face_down"}

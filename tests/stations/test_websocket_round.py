@@ -12,7 +12,7 @@ from channels.db import database_sync_to_async
 from channels.testing import WebsocketCommunicator
 from django.db import connections
 
-from rounds import services
+from rounds import writer
 from rounds.engine import RuleSet
 from rounds.models import Round
 from stations.models import Station
@@ -70,7 +70,7 @@ async def join(table, name):
 async def test_a_whole_round_over_websockets(table):
     s1, frames1 = await join(table, "s1")
     s2, frames2 = await join(table, "s2")
-    round = await database_sync_to_async(services.open_round)(table)
+    round = await database_sync_to_async(writer.open_round)(table)
 
     assert (
         await ask(
@@ -86,7 +86,7 @@ async def test_a_whole_round_over_websockets(table):
             {"type": "place", "client_id": "b1", "box": 2, "bet": "main", "amount": "10"},
         )
     )["ok"]
-    await database_sync_to_async(services.expire)(round.pk, "betting")
+    await database_sync_to_async(writer.expire)(round.pk, "betting")
 
     shoe = await connect(f"/ws/tables/{table.pk}/shoe/")
     await shoe.send_json_to({"type": "hello", "key": "reader-secret"})
@@ -181,13 +181,13 @@ async def test_insurance_split_surrender_timeouts_and_a_disconnect(table3):
     s1, f1 = await join(table, "s1")
     s2, f2 = await join(table, "s2")
     s3, f3 = await join(table, "s3")
-    round = await database_sync_to_async(services.open_round)(table)
+    round = await database_sync_to_async(writer.open_round)(table)
     for ws, frames, box in ((s1, f1, 1), (s2, f2, 2), (s3, f3, 3)):
         reply = await ask(
             ws, frames, {"type": "place", "client_id": "b", "box": box, "amount": "10"}
         )
         assert reply["ok"], reply
-    await database_sync_to_async(services.expire)(round.pk, "betting")
+    await database_sync_to_async(writer.expire)(round.pk, "betting")
     late = await ask(s2, f2, {"type": "place", "client_id": "late", "box": 1, "amount": "5"})
     assert late["error"]["code"] == "bets_closed"
 
@@ -208,13 +208,13 @@ async def test_insurance_split_surrender_timeouts_and_a_disconnect(table3):
     assert (await ask(s1, f1, {"type": "decide", "client_id": "i", "action": "insure"}))["ok"]
     assert (await ask(s2, f2, {"type": "decide", "client_id": "i", "action": "no_insurance"}))["ok"]
     await s3.disconnect()  # s3 drops: its insurance question times out (declined)
-    await database_sync_to_async(services.expire)(round.pk, await step_key(round.pk))
+    await database_sync_to_async(writer.expire)(round.pk, await step_key(round.pk))
 
     split = await ask(s1, f1, {"type": "decide", "client_id": "p1", "action": "split"})
     assert split["ok"], split
     surrender = await ask(s2, f2, {"type": "decide", "client_id": "p1", "action": "surrender"})
     assert surrender["ok"], surrender
-    await database_sync_to_async(services.expire)(round.pk, await step_key(round.pk))  # s3 stands
+    await database_sync_to_async(writer.expire)(round.pk, await step_key(round.pk))  # s3 stands
     await scan("3D")  # s1's first hand: 8 3 = 11
     assert (await ask(s1, f1, {"type": "decide", "client_id": "p2", "action": "double"}))["ok"]
     await scan("TC")  # 8 3 T = 21, doubled
@@ -248,7 +248,7 @@ async def test_the_servers_own_timers_close_bets_and_time_out_a_silent_table(tab
         timers={"betting": 0.3, "decision": 0.3}
     )
     s1, frames = await join(table, "s1")
-    round = await database_sync_to_async(services.open_round)(table)
+    round = await database_sync_to_async(writer.open_round)(table)
     assert (await ask(s1, frames, {"type": "place", "client_id": "b", "box": 1, "amount": "10"}))[
         "ok"
     ]

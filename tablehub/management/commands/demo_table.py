@@ -9,7 +9,7 @@ from __future__ import annotations
 from django.core.management.base import BaseCommand
 
 from rounds.models import UNFINISHED
-from rounds.services import open_round
+from rounds.writer import open_round
 from tablehub.demo import ensure_demo_table
 from tablehub.models import Table
 

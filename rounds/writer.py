@@ -1,0 +1,613 @@
+"""The round writer: the only code that appends a RoundEvent, advances a round's engine,
+writes what an input caused and times the round's next step (DESIGN.md, principle 3).
+
+Dealer commands, station commands, corrections, disputes, voids, the stale-game sweep,
+recovery and the timers call its public functions. Each change happens in one transaction
+that holds the round's row lock: the input is applied to the engine (a refused input raises
+EngineError and writes nothing), appended to the event log, and followed by the ledger
+entries it caused, the round's phase and step, and, once the round is settled, the Hand and
+Bet results. What each party may see is published after the commit (tablehub.broadcast).
+
+Timers are data (DESIGN.md, principle 4): each step that waits for stations has a key and a
+deadline on the round; ``expire`` applies the step's timeout only if the round is still at
+that step, and a command arriving after the deadline first applies the expiry itself.
+
+The engine cache. Replaying a round for every input would cost a replay per command, so
+each process keeps the engine of the rounds it wrote, with the event seq it is valid for.
+A cached engine has one owner at a time: a writer takes it out of the cache under the
+round's row lock, and it goes back only when the transaction commits (a failed transaction
+simply loses it: the next use replays the log). A reader outside the lock takes it only at
+the round's committed seq and puts it back when done, or replays the committed rows; no
+thread ever sees an engine that another thread is changing, or a state not committed.
+"""
+
+from __future__ import annotations
+
+import copy
+import re
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import timedelta
+from decimal import Decimal
+from typing import Any, TypeVar
+
+from django.core.cache import cache
+from django.db import connection, transaction
+from django.utils import timezone
+
+from payouts import ledger
+from payouts.models import LedgerEntry
+from payouts.specials import bonus
+from rounds import replay, timers
+from rounds.engine import EngineError, Notice, Timeout
+from rounds.engine import Round as Engine
+from rounds.engine.codec import dump_event
+from rounds.engine.round import BonusAssigned, Event
+from rounds.models import ENGINE_KINDS, Bet, Hand, Round, RoundEvent
+from rounds.selectors import dealer_outcome_key
+from stations.models import Station
+from tablehub import broadcast
+from tablehub.models import Table
+
+DEFAULT_TIMER_SECONDS = 15
+# A round halted by a dispute has the step key "halted:<seq of the dispute>" and no deadline:
+# no input is accepted and a timer of the step before finds nothing to expire (disputes.py).
+HALTED = "halted:"
+# Ledger keys after a correction (rounds/corrections.py): an entry taken back is reversed by
+# "<its key>:corrected"; an item written again gets "<the item's key>:c<seq>".
+CORRECTED = ":corrected"
+_REWRITTEN = re.compile(r"^(?P<item>.+):c\d+$")
+VIDEO_CARD_SECONDS = 0.8  # a video table deals each card this long after it is wanted
+
+T = TypeVar("T")
+
+
+@dataclass
+class Live:
+    """A round as this process knows it: the engine, the seated stations and the ledger keys
+    already written, valid for the round's event ``seq``."""
+
+    round_id: int
+    seq: int
+    engine: Engine
+    stations: dict[str, Station]
+    written: set[str]  # the money items in the ledger now (their first keys)
+    gone: set[str] = field(default_factory=set)  # items a correction took back: key taken
+    generation: int = 0  # the round's last correction (``generation``): part of step keys
+
+
+class _EngineCache:
+    """Committed engines of this process, by round (see the module docstring): ``take``
+    hands one over to a single owner, ``put`` takes back a committed one."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._entries: dict[int, Live] = {}
+
+    def take(self, round_id: int, seq: int) -> Live | None:
+        with self._lock:
+            live = self._entries.get(round_id)
+            if live is None or live.seq != seq:
+                return None
+            return self._entries.pop(round_id)
+
+    def put(self, live: Live) -> None:
+        with self._lock:
+            held = self._entries.get(live.round_id)
+            if held is None or held.seq <= live.seq:  # never step back to an older state
+                self._entries[live.round_id] = live
+
+    def clear(self) -> None:
+        with self._lock:
+            self._entries.clear()
+
+
+_CACHE = _EngineCache()
+
+
+class _PutBackOnCommit:
+    """The on-commit callback that returns a transaction's engine to the cache. While the
+    transaction is open it is also how the transaction finds its own engine again: Django
+    drops the callbacks of a rolled-back transaction or savepoint, and the engine with them."""
+
+    def __init__(self, live: Live) -> None:
+        self.live: Live | None = live
+
+    def __call__(self) -> None:
+        if self.live is not None:
+            _CACHE.put(self.live)
+
+
+def _own(live: Live) -> Live:
+    transaction.on_commit(_PutBackOnCommit(live))
+    return live
+
+
+def _in_this_transaction(round_id: int, seq: int, disown: bool = False) -> Live | None:
+    """The engine this transaction holds for the round at ``seq``, if any. A writer about
+    to change it ``disown``s the callback found (it may belong to an outer savepoint) and
+    owns the engine again in its own: if its savepoint rolls back, the engine is lost, not
+    returned to the cache changed."""
+    # Django's list of this connection's pending on-commit callbacks (there is no public
+    # accessor); a callback of a rolled-back savepoint is no longer in it.
+    for _savepoints, callback, _robust in reversed(connection.run_on_commit):
+        if isinstance(callback, _PutBackOnCommit) and callback.live is not None:
+            if callback.live.round_id == round_id:
+                live = callback.live
+                if live.seq != seq:
+                    return None
+                if disown:
+                    callback.live = None
+                return live
+    return None
+
+
+def forget_cached_engines() -> None:
+    """Drop every engine this process holds (as after a restart, or in another process):
+    the next use of each round replays its event log."""
+    _CACHE.clear()
+
+
+# -- opening and betting -----------------------------------------------------------------------
+
+
+def open_round(table: Table) -> Round:
+    """Open bets for a new round under the table's current configuration; the betting
+    timer starts now."""
+    with transaction.atomic():  # the timer starts once the round is saved
+        round = Round.objects.create(table=table, config=table.current_config())
+        _start_timer(round, "betting", "betting")
+        round.save(update_fields=["step_key", "deadline"])
+        # Every station and tablet learns that bets are open, whoever opened the round.
+        opened = Notice(
+            "public",
+            {"type": "phase", "phase": "betting", "deadline": round.deadline.isoformat()},
+        )
+        broadcast.publish_on_commit(table.pk, round.pk, 0, [opened])
+    return round
+
+
+def timer_seconds(round: Round, phase: str) -> float:
+    """The table's timer for a step, never longer than the jurisdiction allows."""
+    timers_config = round.config.timers
+    seconds = timers_config.get(phase, timers_config.get("decision", DEFAULT_TIMER_SECONDS))
+    return min(float(seconds), float(round.table.jurisdiction.max_decision_seconds))
+
+
+def place_bet(round_id: int, station: Station, box: int, code: str, stake: Decimal) -> Bet:
+    """Set a station's stake on one spot while bets are open (the station protocol builds
+    undo, clear, rebet and the rest on this). The round row is locked, so a bet racing the
+    close of bets is either in before it or refused; so is a bet after the betting deadline."""
+    expire_if_late(round_id)
+    with transaction.atomic():
+        round = Round.objects.select_for_update().get(pk=round_id)
+        if round.phase != Round.Phase.BETTING:
+            raise EngineError("bets are closed", station.name, box, code="bets_closed")
+        bet, _ = Bet.objects.update_or_create(
+            round=round, station=station, box=box, code=code, defaults={"stake": stake}
+        )
+        return bet
+
+
+def close_bets(round_id: int) -> list[Notice]:
+    """Close bets: build the engine round, take every stake through the ledger."""
+    with transaction.atomic():
+        round = Round.objects.select_for_update().get(pk=round_id)
+        return _close_bets(round)
+
+
+def _close_bets(round: Round) -> list[Notice]:
+    if round.phase != Round.Phase.BETTING:
+        raise EngineError("bets are already closed", code="bets_closed")
+    bets = list(round.bets.select_related("station").order_by("station__name", "box", "pk"))
+    if not bets:  # nobody bet: keep betting open for another betting time
+        windows = int(round.step_key.partition(":")[2] or 0) + 1
+        _start_timer(round, f"betting:{windows}", "betting")  # a stale timer cannot close it
+        round.save(update_fields=["step_key", "deadline"])
+        return []
+    credits = {b.station.name: ledger.balance(b.station) for b in bets}
+    payload = {
+        "bets": [[b.station.name, b.box, b.code, str(b.stake)] for b in bets],
+        "credits": {name: str(amount) for name, amount in credits.items()},
+    }
+    live = _own(_live(round, replay.new_engine(round, payload), written=set()))
+    _append(round, RoundEvent.Kind.BETS_CLOSED, payload)
+    _write(round, live)
+    notices = [live.engine.dealer_prompt()]  # "deal box 1"
+    publish(round, notices)
+    return notices
+
+
+# -- the round in play -------------------------------------------------------------------------
+
+
+def record(round_id: int, event: Event) -> list[Notice]:
+    """Apply one input to the round; return what each party may now see. An input that
+    arrives after the step's deadline first applies the step's timeout."""
+    # The expiry stands on its own: it is committed even if the late command is refused.
+    notices = [] if isinstance(event, Timeout) else expire_if_late(round_id)
+    with transaction.atomic():
+        round = Round.objects.select_for_update().get(pk=round_id)
+        return notices + _record(round, event)
+
+
+def _record(round: Round, event: Event) -> list[Notice]:
+    if is_halted(round):
+        raise EngineError(
+            f"round {round.pk} is halted by a dispute: wait for the supervisor",
+            code="round_halted",
+        )
+    live = _locked_live(round)
+    notices = list(_apply(round, live, event))  # a copy: the published list must not grow
+    for station, box, multipliers in live.engine.awaiting_bonus:
+        # In For 6: the server assigns the hidden multipliers before anyone picks.
+        order = bonus.assign_multipliers(station, box, multipliers)
+        notices += _apply(round, live, BonusAssigned(station, box, order))
+    return notices
+
+
+def expire(round_id: int, step_key: str) -> list[Notice]:
+    """A step's deadline has passed: close bets, or time out every open question.
+    Idempotent: nothing happens when the round is no longer at that step."""
+    with transaction.atomic():
+        round = Round.objects.select_for_update().filter(pk=round_id).first()
+        if round is None or not step_key or round.step_key != step_key or is_halted(round):
+            return []  # already answered, halted, or gone (a removed replay table)
+        if round.phase == Round.Phase.BETTING:
+            return _close_bets(round)
+        return _record(round, Timeout())
+
+
+def expire_if_late(round_id: int) -> list[Notice]:
+    """Apply the current step's expiry when its deadline has passed (a timer may be late)."""
+    round = Round.objects.only("deadline", "step_key").get(pk=round_id)
+    if round.deadline is None or not round.step_key or timezone.now() < round.deadline:
+        return []
+    return expire(round_id, round.step_key)
+
+
+def bets_closed(round: Round) -> bool:
+    """Whether the round's bets closed (its engine exists): a round cancelled while taking
+    bets ends with a void record and no engine."""
+    if round.phase == Round.Phase.BETTING or not round.last_seq:
+        return False
+    if round.phase != Round.Phase.VOID:
+        return True
+    return round.events.filter(kind=RoundEvent.Kind.BETS_CLOSED).exists()
+
+
+def is_halted(round: Round) -> bool:
+    """True while a dispute of the round waits for a supervisor."""
+    return round.step_key.startswith(HALTED)
+
+
+# -- reading the engine ------------------------------------------------------------------------
+
+
+def read(round_id: int, look: Callable[[Engine], T]) -> T:
+    """``look(engine)`` on the round's engine as committed (or as this transaction has it,
+    inside one), with no other thread changing it meanwhile. ``look`` must not keep the
+    engine or change it; every change goes through the writer."""
+    seq = Round.objects.values_list("last_seq", flat=True).get(pk=round_id)
+    mine = _in_this_transaction(round_id, seq)
+    if mine is not None:
+        return look(mine.engine)
+    live = _CACHE.take(round_id, seq)
+    if live is None:
+        round = Round.objects.select_related("table", "config").get(pk=round_id)
+        rows = list(round.events.filter(seq__lte=seq).order_by("seq"))
+        live = _live(round, replay.rebuild(round, rows), generation=replay.generation(rows))
+        live.seq = seq
+    try:
+        return look(live.engine)
+    finally:
+        # Committed, or this transaction's own rows: the cache gets it when they are.
+        transaction.on_commit(_PutBackOnCommit(live))
+
+
+def state(round_id: int) -> Engine:
+    """A copy of the round's engine as it is now, for reading only."""
+    return read(round_id, copy.deepcopy)
+
+
+def publish(round: Round, notices: list[Notice]) -> None:
+    """Tell the table ``notices`` about the round once this transaction commits (each
+    carries the round's newest event id); nothing when it rolls back."""
+    broadcast.publish_on_commit(round.table_id, round.pk, round.last_seq, notices)
+
+
+# -- records: what happened to a round that is not an input of the game ------------------------
+
+
+def append_record(round: Round, kind: str, payload: dict[str, Any]) -> RoundEvent:
+    """Append a record (a void, a dispute and its resolution, a correction, a discarded
+    card) to the locked round; the caller saves the round. The engine does not change, so
+    this transaction's engine stays current."""
+    if kind not in RoundEvent.Kind.values or kind in ENGINE_KINDS:
+        raise ValueError(f"{kind} is not a record")
+    live = _in_this_transaction(round.pk, round.last_seq, disown=True)
+    if live is None:
+        live = _CACHE.take(round.pk, round.last_seq)
+    row = _append(round, kind, payload)
+    if live is not None:
+        _own(live).seq = round.last_seq
+    return row
+
+
+def end_round(round: Round, phase: str, record: dict[str, Any], notice: Notice) -> None:
+    """The locked round ends without a settlement (``phase`` VOID): its ``void`` record says
+    who and why, no timer of its is acted on, and the table hears ``notice``. Saves the
+    round."""
+    append_record(round, RoundEvent.Kind.VOID, record)
+    round.phase = phase
+    round.step_key, round.deadline = "", None  # a pending timer finds nothing to expire
+    round.save(update_fields=["last_seq", "phase", "step_key", "deadline"])
+    publish(round, [notice])
+
+
+def halt(round: Round, payload: dict[str, Any], notice: Notice) -> RoundEvent:
+    """A dispute halts the locked round: its record, no step and no deadline until a
+    supervisor resolves it (``resume``). Saves the round."""
+    row = append_record(round, RoundEvent.Kind.DISPUTE, payload)
+    round.step_key = f"{HALTED}{row.seq}"
+    round.deadline = None  # the step's timer stops; the resume starts a fresh one
+    round.save(update_fields=["last_seq", "step_key", "deadline"])
+    publish(round, [notice])
+    return row
+
+
+def resume(round: Round, payload: dict[str, Any], in_play: bool) -> None:
+    """The locked round goes on after its dispute's resolution (``payload``, recorded): a
+    round in play gets a fresh step time under a key of its own (the timer of the step
+    before the halt, still on its way, then finds nothing to expire), and at a video table
+    the shoe deals the wanted card again. Saves the round."""
+    append_record(round, RoundEvent.Kind.DISPUTE_RESOLVED, payload)
+    round.step_key, round.deadline = "", None
+    if in_play:
+        live = _locked_live(round)
+        engine = live.engine
+        if engine.prompted_stations and not engine.settled:
+            key = f"{_step_key(engine, live.generation)}:r{round.last_seq}"
+            _start_timer(round, key, engine.phase.value)
+        if engine.awaiting_card is not None and round.table.mode == Table.Mode.VIDEO:
+            _deal_by_itself(round)
+    round.save(update_fields=["last_seq", "step_key", "deadline"])
+
+
+def correct(
+    round: Round, engine: Engine, payload: dict[str, Any], was_settled: bool
+) -> tuple[RoundEvent, Live, list[Notice], list[tuple]]:
+    """Write a supervisor's correction of the locked round: ``engine`` is the round replayed
+    with it (rounds/corrections.py checked it). Appends the record, brings the ledger to the
+    corrected round, writes the phase and (for a settled round) its results again, and
+    assigns In For 6 multipliers a corrected hard six now needs. Returns the record, the
+    round's engine, the notices of those assignments and how many ledger movements it
+    wrote. Saves the round; the caller times the next step (``time_step``) or halts it."""
+    _CACHE.take(round.pk, round.last_seq)  # the uncorrected engine: obsolete
+    row = _append(round, RoundEvent.Kind.CORRECTION, payload)
+    moved = _bring_the_ledger(round, engine, row.seq)
+    live = _own(_live(round, engine, generation=row.seq))
+    round.phase = engine.phase.value
+    if engine.settled:
+        if was_settled:  # the results are written again; the window keeps its start
+            Hand.objects.filter(round=round).delete()
+            key = dealer_outcome_key(round)
+            if key:
+                cache.delete(key)  # the dealer's hand in the stations' histories
+        else:
+            round.settled_at = timezone.now()
+            _open_next_round_on_commit(round)
+        _write_results(round, engine, live.stations)
+    round.save(update_fields=["last_seq", "phase", "settled_at"])
+    live.seq = round.last_seq
+    news: list[Notice] = []
+    for station, box, multipliers in engine.awaiting_bonus:
+        # a correction that makes an In For 6 hard six: multipliers, as record() does
+        event = BonusAssigned(station, box, bonus.assign_multipliers(station, box, multipliers))
+        news += engine.apply(event)
+        _append(round, *dump_event(event))
+        _write(round, live)
+    return row, live, news, moved
+
+
+def time_step(round: Round) -> None:
+    """After a correction: the locked round's step gets a fresh step time (and a video
+    table's shoe deals a wanted card). Saves the round."""
+    live = _locked_live(round)
+    _time_the_step(round, live.engine, live.generation)
+    if live.engine.awaiting_card is not None and round.table.mode == Table.Mode.VIDEO:
+        _deal_by_itself(round)
+    round.save(update_fields=["step_key", "deadline"])
+
+
+# -- the money items of a round's ledger keys --------------------------------------------------
+
+
+def ledger_item(key: str) -> str:
+    """The money item a round's ledger key belongs to: the key ``_write`` first gave it."""
+    if key.endswith(CORRECTED):
+        key = key[: -len(CORRECTED)]
+    rewritten = _REWRITTEN.match(key)
+    return rewritten["item"] if rewritten else key
+
+
+def _posted(keys: set[str]) -> tuple[set[str], set[str]]:
+    """From a round's ledger keys: the items in the ledger now, and the items whose own key
+    is taken by an entry a correction took back."""
+    if not any(k.endswith(CORRECTED) for k in keys):
+        return keys, set()  # never corrected: every key is its item's
+    entries = {k for k in keys if "|" not in k and not k.endswith(CORRECTED)}  # no house side
+    now = {ledger_item(k) for k in entries if k + CORRECTED not in keys}
+    return now, {k for k in entries if ledger_item(k) == k} - now
+
+
+def _bring_the_ledger(round: Round, engine: Engine, seq: int) -> list[tuple]:
+    """Make the round's ledger entries the corrected round's money items (rounds/corrections.py)."""
+    entries = list(
+        LedgerEntry.objects.filter(
+            round=round,
+            station__isnull=False,
+            kind__in=[LedgerEntry.Kind.STAKE, LedgerEntry.Kind.RETURN],
+        ).select_related("station")
+    )
+    keys = {e.key for e in entries}
+    now = {
+        ledger_item(e.key): e
+        for e in entries
+        if not e.key.endswith(CORRECTED) and e.key + CORRECTED not in keys
+    }
+    stations = {s.name: s for s in round.table.stations.filter(name__in=list(engine.seats))}
+    wanted = {
+        f"round:{round.pk}:{name}:{item}": (name, amount)
+        for name in engine.seats
+        for item, amount in engine.money_items(name).items()
+    }
+    movements = []
+    for item in sorted(set(now) | set(wanted)):
+        entry = now.get(item)
+        name, amount = wanted.get(item, (None, None))
+        if entry is not None and amount is not None and entry.amount == amount:
+            continue
+        if entry is not None:  # no longer in the round, or another amount: taken back
+            movements.append((entry.station, entry.kind, -entry.amount, entry.key + CORRECTED))
+        if amount is not None:
+            key = item if item not in keys else f"{item}:c{seq}"
+            kind = LedgerEntry.Kind.STAKE if amount < 0 else LedgerEntry.Kind.RETURN
+            movements.append((stations[name], kind, amount, key))
+    ledger.post_many(round, movements)
+    return movements
+
+
+# -- inside the writer -------------------------------------------------------------------------
+
+
+def _start_timer(round: Round, key: str, phase: str) -> None:
+    """Give the step ``key`` its deadline (the table's timer for ``phase``) and fire it then;
+    the caller saves the round."""
+    round.step_key = key
+    round.deadline = timezone.now() + timedelta(seconds=timer_seconds(round, phase))
+    timers.schedule(round.pk, key, round.deadline)
+
+
+def _live(
+    round: Round, engine: Engine, written: set[str] | None = None, generation: int = 0
+) -> Live:
+    stations = {s.name: s for s in round.table.stations.filter(name__in=list(engine.seats))}
+    gone: set[str] = set()
+    if written is None:
+        keys = set(LedgerEntry.objects.filter(round=round).values_list("key", flat=True))
+        written, gone = _posted(keys)
+    return Live(round.pk, round.last_seq, engine, stations, written, gone, generation)
+
+
+def _locked_live(round: Round) -> Live:
+    """The engine of the locked round, owned by this transaction until it commits."""
+    live = _in_this_transaction(round.pk, round.last_seq, disown=True)
+    if live is None:
+        live = _CACHE.take(round.pk, round.last_seq)
+    if live is None:
+        rows = list(round.events.order_by("seq"))
+        live = _live(round, replay.rebuild(round, rows), generation=replay.generation(rows))
+    return _own(live)
+
+
+def _apply(round: Round, live: Live, event: Event) -> list[Notice]:
+    notices = live.engine.apply(event)  # refuses before changing anything
+    kind, payload = dump_event(event)
+    _append(round, kind, payload)
+    _write(round, live)
+    publish(round, notices)
+    if live.engine.settled:
+        _open_next_round_on_commit(round)
+    return notices
+
+
+def _open_next_round_on_commit(round: Round) -> None:
+    if round.table.is_open:
+        # The next round opens after the settlement is out, so that every station hears
+        # the end of this round before the start of the next.
+        table = round.table
+        transaction.on_commit(lambda: open_round(table))
+
+
+def _append(round: Round, kind: str, payload: dict[str, Any]) -> RoundEvent:
+    round.last_seq += 1
+    return RoundEvent.objects.create(round=round, seq=round.last_seq, kind=kind, payload=payload)
+
+
+def _write(round: Round, live: Live) -> None:
+    """Write what the event changed: ledger entries, the phase and timer, the results."""
+    engine = live.engine
+    movements = []
+    items = []
+    for name in engine.seats:
+        for item, amount in engine.money_items(name).items():
+            key = f"round:{round.pk}:{name}:{item}"
+            if key not in live.written:
+                kind = LedgerEntry.Kind.STAKE if amount < 0 else LedgerEntry.Kind.RETURN
+                # an item a correction took back has its key taken: written again under a new
+                entry_key = f"{key}:c{round.last_seq}" if key in live.gone else key
+                movements.append((live.stations[name], kind, amount, entry_key))
+                items.append(key)
+    ledger.post_many(round, movements)
+    live.written.update(items)
+    live.gone.difference_update(items)
+    round.phase = engine.phase.value
+    _time_the_step(round, engine, live.generation)
+    if engine.awaiting_card is not None and round.table.mode == Table.Mode.VIDEO:
+        _deal_by_itself(round)
+    if engine.settled:
+        round.settled_at = timezone.now()
+        _write_results(round, engine, live.stations)
+    round.save(update_fields=["last_seq", "phase", "settled_at", "step_key", "deadline"])
+    live.seq = round.last_seq
+
+
+def _step_key(engine: Engine, generation: int = 0) -> str:
+    key = f"{engine.phase.value}:{engine.step}"
+    return f"{key}:g{generation}" if generation else key
+
+
+def _time_the_step(round: Round, engine: Engine, generation: int = 0) -> None:
+    """A step with stations to answer gets a deadline; a new step, a new deadline."""
+    if not engine.prompted_stations:
+        round.step_key, round.deadline = "", None
+        return
+    key = _step_key(engine, generation)
+    if key == round.step_key or round.step_key.startswith(key + ":r"):
+        return  # the same step (":r<seq>": its timer started again after a dispute)
+    _start_timer(round, key, engine.phase.value)
+
+
+def _deal_by_itself(round: Round) -> None:
+    """A video table has no dealer: its virtual shoe deals the wanted card in a moment."""
+    seconds = float(round.config.timers.get("video_card", VIDEO_CARD_SECONDS))
+    timers.schedule_video_card(
+        round.pk, round.last_seq, timezone.now() + timedelta(seconds=seconds)
+    )
+
+
+def _write_results(round: Round, engine: Engine, stations: dict[str, Station]) -> None:
+    hands = []
+    for name, seat in engine.seats.items():
+        for position, hand in enumerate(seat.hands):
+            hands.append(
+                Hand(
+                    round=round,
+                    station=stations[name],
+                    box=hand.box,
+                    position=position,
+                    cards=[str(c) for c in hand.cards],
+                    stake=hand.stake,
+                    result=hand.result,
+                    returned=hand.returned,
+                    insurance=hand.insurance,
+                    insurance_returned=hand.insurance_returned if hand.insurance else None,
+                )
+            )
+        for special in seat.specials:
+            Bet.objects.filter(
+                round=round, station=stations[name], box=special.box, code=special.code
+            ).update(combination=special.combination or "", returned=special.returned)
+    Hand.objects.bulk_create(hands)
