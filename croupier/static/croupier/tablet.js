@@ -36,7 +36,7 @@ function connect() {
   });
   socket.addEventListener("message", (e) => {
     let frame;
-    try { frame = JSON.parse(e.data); } catch (_) { return; }
+    try { frame = JSON.parse(e.data); } catch { return; }
     onFrame(frame);
   });
   socket.addEventListener("close", (e) => {
@@ -60,13 +60,13 @@ function connect() {
 function setConnection(text, tone) {
   const el = $("connection");
   el.textContent = text;
-  el.className = "pill " + (tone || "");
+  el.className = `pill ${tone || ""}`;
 }
 
 function send(type, fields) {
   if (!connected) return Promise.resolve(null);
   counter += 1;
-  const clientId = "t" + Date.now().toString(36) + "-" + counter;
+  const clientId = `t${Date.now().toString(36)}-${counter}`;
   const message = Object.assign({ type: type, client_id: clientId }, fields || {});
   return new Promise((resolve) => {
     pending.set(clientId, { resolve: resolve, type: type });
@@ -92,13 +92,13 @@ function onFrame(frame) {
   } else if (frame.type === "event" || frame.type === "changed") {
     const event = frame.type === "event" ? frame.event || {} : {};
     if (event.type === "void") {
-      status("Round " + frame.round + " void: " + event.reason);
+      status(`Round ${frame.round} void: ${event.reason}`);
     } else if (event.type === "halted") {
-      status("Round " + event.round + " halted: a station disputes it. Call a supervisor.");
+      status(`Round ${event.round} halted: a station disputes it. Call a supervisor.`);
     } else if (event.type === "resumed") {
-      status("Round " + event.round + " goes on (" + event.resolution + ")");
+      status(`Round ${event.round} goes on (${event.resolution})`);
     } else if (event.type === "corrected") {
-      status("Round " + event.round + ": card " + event.positions.join(", ") + " corrected");
+      status(`Round ${event.round}: card ${event.positions.join(", ")} corrected`);
     }
     refreshSoon();
   }
@@ -123,10 +123,10 @@ async function command(type, fields) {
   }
   if (reply.ok) {
     let text = DONE[type] || "";
-    if (reply.scan) text += " (reader seq " + reply.scan.seq + ")";
+    if (reply.scan) text += ` (reader seq ${reply.scan.seq})`;
     status(text);
   } else {
-    showError(reply.error.message + " [" + reply.error.code + "]");
+    showError(`${reply.error.message} [${reply.error.code}]`);
   }
   return reply;
 }
@@ -139,7 +139,7 @@ $("manual-form").addEventListener("submit", async (e) => {
   e.preventDefault();
   const card = $("manual-rank").value + $("manual-suit").value;
   const reply = await command("manual_card", { card: card, burn: $("manual-burn").checked });
-  if (reply && reply.ok) $("manual-burn").checked = false;
+  if (reply?.ok) $("manual-burn").checked = false;
 });
 
 $("reader-error-dismiss").addEventListener("click", () => {
@@ -158,14 +158,14 @@ let target = null; // the round the action is about (its cards fill "Card to cor
 function correctable() {
   const s = state;
   if (!s) return null;
-  if (s.round && s.round.cards.length) return s.round;
-  return s.previous && s.previous.cards.length ? s.previous : null;
+  if (s.round?.cards.length) return s.round;
+  return s.previous?.cards.length ? s.previous : null;
 }
 
 // The round with the open dispute (the table's first one).
 function disputed() {
   const s = state;
-  const open = s && s.disputes && s.disputes.length ? s.disputes[0] : null;
+  const open = s?.disputes?.length ? s.disputes[0] : null;
   if (!open) return null;
   if (s.round && s.round.id === open.round) return s.round;
   if (s.previous && s.previous.id === open.round) return s.previous;
@@ -178,7 +178,7 @@ function fillPositions(round) {
   (round ? round.cards : []).forEach((c) => {
     const option = document.createElement("option");
     option.value = String(c.n);
-    option.textContent = c.n + ". " + (c.card ? cardText(c.card) : "face down") + " → " + c.label;
+    option.textContent = `${c.n}. ${c.card ? cardText(c.card) : "face down"} → ${c.label}`;
     select.append(option);
   });
 }
@@ -204,18 +204,18 @@ $("correct-out").addEventListener("change", showFields);
 document.querySelectorAll("[data-supervisor]").forEach((button) => {
   button.addEventListener("click", () => {
     action = button.dataset.supervisor;
-    $("supervisor-title").textContent = "Supervisor approval: " + ACTIONS[action];
-    const round = state && state.round;
+    $("supervisor-title").textContent = `Supervisor approval: ${ACTIONS[action]}`;
+    const round = state?.round;
     target = action === "resolve_dispute" ? disputed()
       : action === "correct_card" ? correctable() : round;
-    let what = ACTIONS[action] + " needs a supervisor's login.";
+    let what = `${ACTIONS[action]} needs a supervisor's login.`;
     if (action === "void_round" && round) {
-      what = "Void round " + round.id + ": every stake goes back to the stations.";
+      what = `Void round ${round.id}: every stake goes back to the stations.`;
     } else if (action === "correct_card" && target) {
-      what = "Correct a card of round " + target.id + ": the round is replayed with it.";
+      what = `Correct a card of round ${target.id}: the round is replayed with it.`;
     } else if (action === "resolve_dispute" && target) {
       const open = state.disputes[0];
-      what = "Station " + open.station + " disputes round " + open.round + ".";
+      what = `Station ${open.station} disputes round ${open.round}.`;
     } else if (action === "discard_card") {
       what = "A card that left the shoe without being read and is not used.";
     }
@@ -242,7 +242,7 @@ $("supervisor-form").addEventListener("submit", async (e) => {
   const reason = $("supervisor-reason").value;
   if (action === "void_round") {
     fields.reason = reason;
-    if (state && state.round) fields.round = state.round.id;
+    if (state?.round) fields.round = state.round.id;
   } else if (action === "discard_card") {
     fields.reason = reason;
     if ($("discard-card").value) fields.card = $("discard-card").value;
@@ -260,14 +260,14 @@ $("supervisor-form").addEventListener("submit", async (e) => {
   }
   $("supervisor-password").value = "";
   const reply = await send(action, fields);
-  if (reply && reply.ok) {
+  if (reply?.ok) {
     dialog.close();
     $("supervisor-reason").value = "";
     status(DONE[action] || "Done");
     return;
   }
   const el = $("supervisor-error");
-  el.textContent = reply ? reply.error.message + " [" + reply.error.code + "]"
+  el.textContent = reply ? `${reply.error.message} [${reply.error.code}]`
     : "The connection dropped: try again once it is back.";
   el.hidden = false;
 });
@@ -276,7 +276,7 @@ $("supervisor-form").addEventListener("submit", async (e) => {
 
 function showReaderError(frame) {
   const time = new Date().toLocaleTimeString();
-  $("reader-error-text").textContent = frame.message + " [" + frame.code + "] at " + time;
+  $("reader-error-text").textContent = `${frame.message} [${frame.code}] at ${time}`;
   $("reader-error").hidden = false;
 }
 
@@ -318,14 +318,16 @@ function cardSpan(text) {
   const rank = text[0];
   const suit = SUITS[text[1]] || ["?", text[1]];
   span.textContent = (rank === "T" ? "10" : rank) + suit[0];
-  span.title = (RANKS[rank] || rank) + " of " + suit[1];
+  span.title = `${RANKS[rank] || rank} of ${suit[1]}`;
   if (text[1] === "H" || text[1] === "D") span.classList.add("red");
   return span;
 }
 
 function fillCards(el, cards, holeDown) {
   el.replaceChildren();
-  (cards || []).forEach((c) => el.append(cardSpan(c)));
+  (cards || []).forEach((c) => {
+    el.append(cardSpan(c));
+  });
   if (holeDown) el.append(cardSpan(null));
   if (!el.childNodes.length) el.textContent = "none";
 }
@@ -341,20 +343,20 @@ function render() {
   if (table) {
     $("table-status").textContent = (table.is_open ? "Open" : "Closed") + " · " + table.mode
       + " · " + table.currency;
-    $("table-status").className = "pill " + (table.is_open ? "good" : "");
+    $("table-status").className = `pill ${table.is_open ? "good" : ""}`;
   }
   $("prompt").textContent = s ? s.awaiting : "…";
 
   $("round-info").textContent = round
-    ? "Round " + round.id + " · " + phase + (view && view.step ? " · step " + view.step : "")
+    ? `Round ${round.id} · ${phase}${view?.step ? ` · step ${view.step}` : ""}`
     : "none";
   $("stations-info").textContent = round
-    ? round.stations_playing + " playing · " + round.stations_done + " done"
+    ? `${round.stations_playing} playing · ${round.stations_done} done`
     : "none";
-  $("hands-info").textContent = round && round.hands
-    ? round.hands_finished + " of " + round.hands + " finished"
+  $("hands-info").textContent = round?.hands
+    ? `${round.hands_finished} of ${round.hands} finished`
     : "none";
-  $("shoe-info").textContent = s && s.shoe
+  $("shoe-info").textContent = s?.shoe
     ? "Shoe " + s.shoe.id + " · " + s.shoe.decks + " decks · " + s.shoe.cards_drawn
       + " cards drawn · reader seq " + s.shoe.reader_seq
     : "not started";
@@ -367,17 +369,17 @@ function render() {
       + ". Pay and clear.";
     last.hidden = false;
   } else if (prev && prev.phase === "void" && prev.void) {
-    last.textContent = "Last round " + prev.id + " void: " + prev.void.reason;
+    last.textContent = `Last round ${prev.id} void: ${prev.void.reason}`;
     last.hidden = false;
   } else if (round && phase === "void" && round.void) {
-    last.textContent = "Round " + round.id + " void: " + round.void.reason;
+    last.textContent = `Round ${round.id} void: ${round.void.reason}`;
     last.hidden = false;
   } else {
     last.hidden = true;
   }
 
   // The table: dealer and boxes (of the round, or of the last round while bets are open).
-  const shown = view ? round : prev && prev.view ? prev : round;
+  const shown = view ? round : prev?.view ? prev : round;
   const shownView = shown ? shown.view : null;
   fillCards($("dealer-cards"), shownView ? shownView.dealer.cards : [],
     shownView && shownView.dealer.hole_card === "face_down");
@@ -385,22 +387,22 @@ function render() {
     const d = shownView.dealer;
     const total = document.createElement("span");
     total.className = "total";
-    total.textContent = "= " + d.total + (d.blackjack ? " blackjack" : d.total > 21 ? " bust" : "");
+    total.textContent = `= ${d.total}${d.blackjack ? " blackjack" : d.total > 21 ? " bust" : ""}`;
     $("dealer-cards").append(total);
   }
   const boxes = $("boxes");
   boxes.replaceChildren();
   const count = table ? table.boxes : config.boxes;
-  const betOn = round && round.boxes_bet ? round.boxes_bet : [];
+  const betOn = round?.boxes_bet ? round.boxes_bet : [];
   for (let b = 1; b <= count; b += 1) {
     const li = document.createElement("li");
     if (betOn.includes(b)) li.classList.add("bet");
     const label = document.createElement("span");
     label.className = "label";
-    label.textContent = "Box " + b + (betOn.includes(b) ? " · bet" : "");
+    label.textContent = `Box ${b}${betOn.includes(b) ? " · bet" : ""}`;
     const cards = document.createElement("div");
     cards.className = "cards";
-    fillCards(cards, shownView && shownView.boxes[String(b)] ? shownView.boxes[String(b)] : [], false);
+    fillCards(cards, shownView?.boxes[String(b)] ? shownView.boxes[String(b)] : [], false);
     li.append(label, document.createElement("br"), cards);
     boxes.append(li);
   }
@@ -413,35 +415,35 @@ function render() {
   });
 
   // The cards scanned, with where each went.
-  const listed = round && round.cards.length ? round : prev && prev.cards.length ? prev : round;
+  const listed = round?.cards.length ? round : prev?.cards.length ? prev : round;
   const list = $("card-list");
   list.replaceChildren();
   const cards = listed ? listed.cards : [];
   cards.forEach((c) => {
     const li = document.createElement("li");
-    li.append(cardSpan(c.card), " → " + c.label);
-    if (c.corrected_from) li.append(" (corrected; read as " + cardText(c.corrected_from) + ")");
+    li.append(cardSpan(c.card), ` → ${c.label}`);
+    if (c.corrected_from) li.append(` (corrected; read as ${cardText(c.corrected_from)})`);
     list.append(li);
   });
   $("no-cards").hidden = cards.length > 0;
   $("cards-heading").textContent = listed && listed !== round
-    ? "Cards of round " + listed.id + " (last round)"
-    : listed ? "Cards of round " + listed.id : "Cards this round";
+    ? `Cards of round ${listed.id} (last round)`
+    : listed ? `Cards of round ${listed.id}` : "Cards this round";
 
   // What may be pressed now.
   const live = connected && !busy;
-  const isOpen = table && table.is_open;
+  const isOpen = table?.is_open;
   setEnabled("open-table", live && (!isOpen || !round || ["settled", "void"].includes(phase)));
   setEnabled("close-table", live && isOpen);
   setEnabled("close-bets", live && phase === "betting");
   setEnabled("deal", live && round && !!round.card_for);
-  const onlyBurns = round && round.cards.every((c) => c.to === "burn");
+  const onlyBurns = round?.cards.every((c) => c.to === "burn");
   setEnabled("burn", live && phase === "deal" && onlyBurns);
   setEnabled("new-shoe", live && !IN_PLAY.includes(phase));
   setEnabled("manual-submit", live);
-  const open = s && s.disputes ? s.disputes : [];
+  const open = s?.disputes ? s.disputes : [];
   document.querySelectorAll("[data-supervisor]").forEach((button) => {
-    const openWindow = round && round.dispute_until
+    const openWindow = round?.dispute_until
       && Date.parse(round.dispute_until) > Date.now() + clockOffset;
     const voidable = round && (!["settled", "void"].includes(phase)
       || (phase === "settled" && (round.halted || openWindow)));
@@ -472,7 +474,7 @@ function setEnabled(id, on) {
 
 function tick() {
   const el = $("timer");
-  const deadline = state && state.round && state.round.deadline;
+  const deadline = state?.round?.deadline;
   if (!deadline || ["settled", "void"].includes(state.round.phase)) {
     el.textContent = "no timer";
     el.classList.remove("low");
@@ -480,7 +482,7 @@ function tick() {
   }
   const left = Math.max(0, Date.parse(deadline) - (Date.now() + clockOffset));
   const seconds = Math.ceil(left / 1000);
-  el.textContent = Math.floor(seconds / 60) + ":" + String(seconds % 60).padStart(2, "0");
+  el.textContent = `${Math.floor(seconds / 60)}:${String(seconds % 60).padStart(2, "0")}`;
   el.classList.toggle("low", seconds <= 5);
 }
 

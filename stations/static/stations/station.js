@@ -12,16 +12,16 @@
  * server with the page) or from the form, and is kept in sessionStorage only.
  */
 // Without the station's element (another page) nothing starts: see start() at the end.
-var root = document.getElementById("station");
-var data = root ? root.dataset : {};
-var TABLE = data.table;
-var STATION = data.station;
-var WS_PATH = data.wsPath;
-var STORE_KEY = "tablehub.station." + TABLE + "." + STATION + ".credential";
-var BACKOFF_MS = [500, 1000, 2000, 4000, 8000];
+const root = document.getElementById("station");
+const data = root ? root.dataset : {};
+const TABLE = data.table;
+const STATION = data.station;
+const WS_PATH = data.wsPath;
+const STORE_KEY = `tablehub.station.${TABLE}.${STATION}.credential`;
+const BACKOFF_MS = [500, 1000, 2000, 4000, 8000];
 
 // Names shown for the protocol's codes (display only).
-var PHASES = {
+const PHASES = {
   betting: "Place your bets",
   deal: "Dealing",
   bonus: "In For 6 bonus",
@@ -31,7 +31,7 @@ var PHASES = {
   settled: "Round over",
   void: "Round void",
 };
-var RESULTS = {
+const RESULTS = {
   win: "Win",
   lose: "Lose",
   push: "Push",
@@ -41,15 +41,15 @@ var RESULTS = {
   even_money: "Even money",
   charlie: "Charlie",
 };
-var BET_NAMES = { main: "Main bet", "21+3": "21+3", pair: "Pair", bust: "Bust bet" };
-var RANKS = { A: "A", K: "K", Q: "Q", J: "J", T: "10" };
-var RANK_NAMES = {
+const BET_NAMES = { main: "Main bet", "21+3": "21+3", pair: "Pair", bust: "Bust bet" };
+const RANKS = { A: "A", K: "K", Q: "Q", J: "J", T: "10" };
+const RANK_NAMES = {
   A: "ace", K: "king", Q: "queen", J: "jack", T: "ten", 9: "nine", 8: "eight",
   7: "seven", 6: "six", 5: "five", 4: "four", 3: "three", 2: "two",
 };
-var SUITS = { S: "♠", H: "♥", D: "♦", C: "♣" };
-var SUIT_NAMES = { S: "spades", H: "hearts", D: "diamonds", C: "clubs" };
-var REFRESH_ON = {
+const SUITS = { S: "♠", H: "♥", D: "♦", C: "♣" };
+const SUIT_NAMES = { S: "spades", H: "hearts", D: "diamonds", C: "clubs" };
+const REFRESH_ON = {
   phase: true, step: true, prompt: true, hands: true, specials: true, bonus: true,
   settlement: true, round_over: true, peek: true,
 };
@@ -59,13 +59,13 @@ function $(id) {
 }
 
 function el(tag, attrs, children) {
-  var node = document.createElement(tag);
-  Object.keys(attrs || {}).forEach(function (key) {
+  const node = document.createElement(tag);
+  Object.keys(attrs || {}).forEach((key) => {
     if (key === "text") node.textContent = attrs[key];
     else if (key === "className") node.className = attrs[key];
     else node.setAttribute(key, attrs[key]);
   });
-  (children || []).forEach(function (child) {
+  (children || []).forEach((child) => {
     if (child) node.appendChild(child);
   });
   return node;
@@ -73,11 +73,11 @@ function el(tag, attrs, children) {
 
 // --- storage --------------------------------------------------------------------------
 
-var memoryStore = null; // when sessionStorage is not available
+let memoryStore = null; // when sessionStorage is not available
 function loadCredential() {
   try {
     return window.sessionStorage.getItem(STORE_KEY);
-  } catch (e) {
+  } catch {
     return memoryStore;
   }
 }
@@ -86,116 +86,114 @@ function saveCredential(value) {
   try {
     if (value === null) window.sessionStorage.removeItem(STORE_KEY);
     else window.sessionStorage.setItem(STORE_KEY, value);
-  } catch (e) {
+  } catch {
     /* kept in memory only */
   }
 }
 function credentialFromFragment() {
-  var params = new URLSearchParams(window.location.hash.replace(/^#/, ""));
-  var value = params.get("credential");
+  const params = new URLSearchParams(window.location.hash.replace(/^#/, ""));
+  const value = params.get("credential");
   if (value) {
     saveCredential(value);
     params.delete("credential");
-    var rest = params.toString();
-    var url = window.location.pathname + window.location.search + (rest ? "#" + rest : "");
+    const rest = params.toString();
+    const url = window.location.pathname + window.location.search + (rest ? `#${rest}` : "");
     window.history.replaceState(null, "", url); // not left in the address bar
   }
 }
 
 // --- client ids: unique for this station across reloads (the server keeps every reply) -
 
-var PREFIX = (function () {
-  var bytes = new Uint8Array(8);
+const PREFIX = (() => {
+  const bytes = new Uint8Array(8);
   window.crypto.getRandomValues(bytes);
   return Array.prototype.map
-    .call(bytes, function (b) {
-      return ("0" + b.toString(16)).slice(-2);
-    })
+    .call(bytes, (b) => `0${b.toString(16)}`.slice(-2))
     .join("");
 })();
-var counter = 0;
+let counter = 0;
 function nextId() {
   counter += 1;
-  return PREFIX + "-" + counter;
+  return `${PREFIX}-${counter}`;
 }
 
 // --- state ----------------------------------------------------------------------------
 
-var socket = null;
-var joined = false;
-var everJoined = false;
-var stopped = false; // a refused credential: wait for the form
-var attempts = 0;
-var reconnectTimer = null;
-var joinId = null;
-var pending = new Map(); // client_id -> command waiting for its reply (resent on rejoin)
-var stateRequest = null; // client_id of the state request in flight
-var stateAgain = false;
-var refreshTimer = null;
-var alertTimer = null;
+let socket = null;
+let joined = false;
+let everJoined = false;
+let stopped = false; // a refused credential: wait for the form
+let attempts = 0;
+let reconnectTimer = null;
+let joinId = null;
+const pending = new Map(); // client_id -> command waiting for its reply (resent on rejoin)
+let stateRequest = null; // client_id of the state request in flight
+let stateAgain = false;
+let refreshTimer = null;
+let alertTimer = null;
 
-var state = null; // the last full state, with the events since applied
+let state = null; // the last full state, with the events since applied
 // Event trackers: seq = the last input the full state includes, last = [seq, n] of the
 // last event applied on top of it.
-var current = { seq: 0, last: null };
-var previous = null; // the round before the state's: {round, table, seq, last}
-var clockOffset = 0; // server time - this clock, in ms
-var selectedChip = null;
-var builtFor = null; // the info the chips and boxes were built for
-var specialResults = {}; // "round:box:bet" -> returned, from specials and settlement events
-var money = null;
-var chipMoney = null;
+let current = { seq: 0, last: null };
+let previous = null; // the round before the state's: {round, table, seq, last}
+let clockOffset = 0; // server time - this clock, in ms
+let selectedChip = null;
+let builtFor = null; // the info the chips and boxes were built for
+const specialResults = {}; // "round:box:bet" -> returned, from specials and settlement events
+let money = null;
+let chipMoney = null;
 
 function table() {
-  return state && state.table ? state.table : null;
+  return state?.table ? state.table : null;
 }
 function mine() {
-  var t = table();
-  return t && t.station ? t.station : null;
+  const t = table();
+  return t?.station ? t.station : null;
 }
 function prompt() {
-  var m = mine();
+  const m = mine();
   return m ? m.prompt : null;
 }
 function phase() {
-  return state && state.round ? state.round.phase : null;
+  return state?.round ? state.round.phase : null;
 }
 
 // --- messages -------------------------------------------------------------------------
 
 function wsUrl() {
-  var scheme = window.location.protocol === "https:" ? "wss://" : "ws://";
+  const scheme = window.location.protocol === "https:" ? "wss://" : "ws://";
   return scheme + window.location.host + WS_PATH;
 }
 
 function connect() {
   clearTimeout(reconnectTimer);
-  var credential = loadCredential();
+  const credential = loadCredential();
   if (!credential) {
     showCredentialForm("");
     return;
   }
   setConnection("connecting", "Connecting…");
-  var ws = new WebSocket(wsUrl());
+  const ws = new WebSocket(wsUrl());
   socket = ws;
-  ws.onopen = function () {
+  ws.onopen = () => {
     if (ws !== socket) return;
     joinId = nextId();
-    var join = { type: "join", client_id: joinId, station: STATION, credential: credential };
+    const join = { type: "join", client_id: joinId, station: STATION, credential: credential };
     ws.send(JSON.stringify(join));
   };
-  ws.onmessage = function (message) {
+  ws.onmessage = (message) => {
     if (ws !== socket) return;
-    var frame;
+    let frame;
     try {
       frame = JSON.parse(message.data);
-    } catch (e) {
+    } catch {
       showStatus("The table sent something unreadable.", true);
       return;
     }
     onFrame(frame);
   };
-  ws.onclose = function () {
+  ws.onclose = () => {
     if (ws !== socket) return;
     socket = null;
     lostConnection();
@@ -203,11 +201,11 @@ function connect() {
 }
 
 function lostConnection() {
-  var wasJoined = joined;
+  const wasJoined = joined;
   joined = false;
   stateRequest = null;
   stateAgain = false;
-  pending.forEach(function (command, id) {
+  pending.forEach((command, id) => {
     if (command.type === "state") pending.delete(id); // the join brings the state
   });
   render();
@@ -218,13 +216,13 @@ function lostConnection() {
   } else {
     setConnection("offline", "Cannot reach the table — retrying…");
   }
-  var delay = BACKOFF_MS[Math.min(attempts, BACKOFF_MS.length - 1)];
+  const delay = BACKOFF_MS[Math.min(attempts, BACKOFF_MS.length - 1)];
   attempts += 1;
   reconnectTimer = setTimeout(connect, delay + Math.floor(Math.random() * 250));
 }
 
 function send(type, fields) {
-  var command = Object.assign({ type: type, client_id: nextId() }, fields || {});
+  const command = Object.assign({ type: type, client_id: nextId() }, fields || {});
   pending.set(command.client_id, command);
   if (joined && socket && socket.readyState === WebSocket.OPEN) {
     socket.send(JSON.stringify(command));
@@ -242,7 +240,7 @@ function onFrame(frame) {
     onJoin(frame);
     return;
   }
-  var command = pending.get(frame.client_id);
+  const command = pending.get(frame.client_id);
   pending.delete(frame.client_id);
   if (frame.client_id === stateRequest) {
     stateRequest = null;
@@ -254,7 +252,7 @@ function onFrame(frame) {
     if (command && command.type === "cash_in") $("cash-in-amount").value = "";
   } else {
     showError(frame.error);
-    var code = frame.error ? frame.error.code : "";
+    const code = frame.error ? frame.error.code : "";
     // a refused answer leaves the question open; "in_progress": the first copy of a
     // command resent after a reconnect is still being handled, its reply lost
     if ((command && command.type === "decide") || code === "in_progress") requestState();
@@ -268,7 +266,7 @@ function onFrame(frame) {
 function onJoin(frame) {
   joinId = null;
   if (!frame.ok) {
-    var error = frame.error || {};
+    const error = frame.error || {};
     if (error.code === "unauthorized") {
       stopped = true;
       saveCredential(null);
@@ -289,7 +287,7 @@ function onJoin(frame) {
   else clearAlert();
   everJoined = true;
   applyState(frame.state);
-  pending.forEach(function (command) {
+  pending.forEach((command) => {
     // unanswered before the drop: sent again with the same client_id, never applied twice
     socket.send(JSON.stringify(command));
   });
@@ -302,29 +300,29 @@ function requestState() {
     return;
   }
   if (refreshTimer) return;
-  refreshTimer = setTimeout(function () {
+  refreshTimer = setTimeout(() => {
     refreshTimer = null;
     if (joined && !stateRequest) stateRequest = send("state");
   }, 30); // one request for the events of one input
 }
 
 function seqOf(eventId) {
-  var parts = String(eventId || "").split(".");
+  const parts = String(eventId || "").split(".");
   return parts.length > 1 ? Number(parts[1]) : 0;
 }
 
 // A command's reply leaves out what changes only between rounds (join and state carry it).
-var BETWEEN_ROUNDS = ["info", "last_round", "last_bet", "last_win", "win",
+const BETWEEN_ROUNDS = ["info", "last_round", "last_bet", "last_win", "win",
   "player_history", "dealer_history", "dealer_stats"];
 
 function applyState(next) {
   if (!next) return;
   if (state && !("info" in next)) {
-    BETWEEN_ROUNDS.forEach(function (key) {
+    BETWEEN_ROUNDS.forEach((key) => {
       if (key in state) next[key] = state[key];
     });
   }
-  if (state && state.round && state.table && (!next.round || next.round.id !== state.round.id)) {
+  if (state?.round && state.table && (!next.round || next.round.id !== state.round.id)) {
     // The round on screen gives way to the next one (at an open table, often before its
     // own settlement events have arrived): keep it, and its place in the event ids.
     previous = {
@@ -349,7 +347,7 @@ function applyState(next) {
 // it missed events: the full state settles it either way).
 function track(tracker, seq, n) {
   if (seq <= tracker.seq) return "old";
-  var last = tracker.last;
+  const last = tracker.last;
   if (last && (seq < last[0] || (seq === last[0] && n <= last[1]))) return "old";
   tracker.last = [seq, n];
   return seq > (last ? last[0] : tracker.seq) + 1 ? "gap" : "next";
@@ -357,23 +355,23 @@ function track(tracker, seq, n) {
 
 // Disputes: the round halts, goes on, or a supervisor corrected its cards (of the round on
 // screen or of the last one): say so and draw a fresh state.
-var DISPUTE_NEWS = { halted: true, resumed: true, corrected: true };
+const DISPUTE_NEWS = { halted: true, resumed: true, corrected: true };
 
 function onDisputeNews(event) {
   if (event.type === "halted") {
-    showAlert("Round " + event.round + " is halted: a dispute waits for the supervisor.", "halted");
+    showAlert(`Round ${event.round} is halted: a dispute waits for the supervisor.`, "halted");
   } else if (event.type === "resumed") {
-    showAlert("Round " + event.round + " goes on.", "back", 4000);
+    showAlert(`Round ${event.round} goes on.`, "back", 4000);
   } else {
-    showAlert("The supervisor corrected cards of round " + event.round + ".", "back", 8000);
+    showAlert(`The supervisor corrected cards of round ${event.round}.`, "back", 8000);
   }
   requestState();
 }
 
 function onEvent(frame) {
-  var parts = String(frame.id).split(".").map(Number);
-  var round = parts[0];
-  var event = frame.event || {};
+  const parts = String(frame.id).split(".").map(Number);
+  const round = parts[0];
+  const event = frame.event || {};
   if (event.type === "state" && event.state) {
     applyState(event.state); // this station's new state, after a correction
     return;
@@ -382,11 +380,11 @@ function onEvent(frame) {
     onDisputeNews(event);
     return;
   }
-  if (state && state.round && round === state.round.id) {
-    var where = track(current, parts[1], parts[2]);
+  if (state?.round && round === state.round.id) {
+    const where = track(current, parts[1], parts[2]);
     if (where === "old") return;
     applyEvent(event, round, state);
-    var closed = event.type === "dealer" && phase() === "betting";
+    const closed = event.type === "dealer" && phase() === "betting";
     if (where === "gap" || REFRESH_ON[event.type] || closed) requestState();
   } else if (previous && round === previous.round.id) {
     if (track(previous, parts[1], parts[2]) === "old") return;
@@ -414,20 +412,20 @@ function ensureTable(view) {
 }
 
 function ensureMine(view) {
-  var t = ensureTable(view);
+  const t = ensureTable(view);
   if (!t.station) t.station = { id: STATION, credits: null, hands: [], prompt: null };
   return t.station;
 }
 
 // Apply one event to a round's view: the state's round, or the previous round.
 function applyEvent(event, round, view) {
-  var t = ensureTable(view);
-  var live = view === state;
-  var m;
+  const t = ensureTable(view);
+  const live = view === state;
+  let m;
   switch (event.type) {
     case "card":
       if (event.to === "box") {
-        var key = String(event.box);
+        const key = String(event.box);
         t.boxes[key] = (t.boxes[key] || []).concat([event.card]);
       } else if (event.to === "dealer_up") {
         t.dealer.cards = [event.card];
@@ -468,41 +466,41 @@ function applyEvent(event, round, view) {
     case "hands":
       ensureMine(view).hands = event.hands;
       break;
-    case "hand":
+    case "hand": {
       m = ensureMine(view);
-      var index = m.hands.findIndex(function (h) {
-        return h.id === event.hand.id;
-      });
+      const index = m.hands.findIndex((h) => h.id === event.hand.id);
       if (index >= 0) m.hands[index] = event.hand;
       else m.hands = m.hands.concat([event.hand]);
       break;
+    }
     case "prompt":
       ensureMine(view).prompt = event.prompt;
       break;
     case "specials":
-      (event.bets || []).forEach(function (bet) {
-        specialResults[round + ":" + bet.box + ":" + bet.bet] = bet.returned;
+      (event.bets || []).forEach((bet) => {
+        specialResults[`${round}:${bet.box}:${bet.bet}`] = bet.returned;
       });
       break;
-    case "bonus":
-      specialResults[round + ":" + event.box + ":" + event.bet] = event.returned;
-      var multipliers = (event.multipliers || []).join(", ");
+    case "bonus": {
+      specialResults[`${round}:${event.box}:${event.bet}`] = event.returned;
+      const multipliers = (event.multipliers || []).join(", ");
       showStatus(
         "In For 6, box " + event.box + ": pick " + event.pick + " (" + multipliers +
           ") returned " + formatMoney(event.returned) + ".",
         false
       );
       break;
+    }
     case "settlement":
       m = ensureMine(view);
       if (live) state.credits = event.credits; // a newer state has newer credits
       m.credits = event.credits;
       m.prompt = null;
-      (event.hands || []).forEach(function (hand, i) {
+      (event.hands || []).forEach((hand, i) => {
         if (m.hands[i]) Object.assign(m.hands[i], hand, { finished: true });
       });
-      (event.special || []).forEach(function (bet) {
-        specialResults[round + ":" + bet.box + ":" + bet.bet] = bet.returned;
+      (event.special || []).forEach((bet) => {
+        specialResults[`${round}:${bet.box}:${bet.bet}`] = bet.returned;
       });
       break;
     case "round_over":
@@ -531,7 +529,7 @@ function doneText(command) {
         betName(command.bet).toLowerCase() + "."
       );
     case "cash_in":
-      return "Cashed in " + formatMoney(command.amount) + ".";
+      return `Cashed in ${formatMoney(command.amount)}.`;
     case "cash_out":
       return "Cashed out.";
     case "decide":
@@ -544,9 +542,9 @@ function doneText(command) {
 }
 
 function onDecision(action) {
-  var p = prompt();
+  const p = prompt();
   if (!p) return;
-  var fields = { action: action };
+  const fields = { action: action };
   if (p.hand) fields.hand = p.hand;
   mine().prompt = null; // answered: the reply brings the next question, if any
   render();
@@ -564,8 +562,8 @@ function onSpot(box, code) {
 
 function onCashIn(event) {
   event.preventDefault();
-  var input = $("cash-in-amount");
-  var amount = input.value.trim().replace(",", ".");
+  const input = $("cash-in-amount");
+  const amount = input.value.trim().replace(",", ".");
   if (!/^[0-9]+(\.[0-9]{1,2})?$/.test(amount)) {
     showStatus("Enter an amount such as 50 or 12.50.", true);
     input.focus();
@@ -582,45 +580,43 @@ function formatMoney(value) {
 }
 
 function formatChip(value) {
-  var number = Number(value);
-  var formatter = Number.isInteger(number) && chipMoney ? chipMoney : money;
+  const number = Number(value);
+  const formatter = Number.isInteger(number) && chipMoney ? chipMoney : money;
   return formatter ? formatter.format(number) : String(value);
 }
 
 function betName(code) {
-  return BET_NAMES[code] || code.replace(/_/g, " ").replace(/^./, function (c) {
-    return c.toUpperCase();
-  });
+  return BET_NAMES[code] || code.replace(/_/g, " ").replace(/^./, (c) => c.toUpperCase());
 }
 
 function cardNode(code) {
   if (code === "face_down") {
     return el("span", { className: "card back", role: "img", "aria-label": "card face down" });
   }
-  var rank = code.charAt(0);
-  var suit = code.charAt(1);
+  const rank = code.charAt(0);
+  const suit = code.charAt(1);
   return el("span", {
-    className: "card" + (suit === "H" || suit === "D" ? " red" : ""),
+    className: `card${suit === "H" || suit === "D" ? " red" : ""}`,
     role: "img",
-    "aria-label": RANK_NAMES[rank] + " of " + SUIT_NAMES[suit],
+    "aria-label": `${RANK_NAMES[rank]} of ${SUIT_NAMES[suit]}`,
     text: (RANKS[rank] || rank) + SUITS[suit],
   });
 }
 
 function cardsNode(cards, extraClass) {
-  var box = el("div", { className: "cards" + (extraClass ? " " + extraClass : "") });
-  (cards || []).forEach(function (card) {
+  const box = el("div", { className: `cards${extraClass ? ` ${extraClass}` : ""}` });
+  (cards || []).forEach((card) => {
     box.appendChild(cardNode(card));
   });
   return box;
 }
 
-var spots = {}; // "box:code" -> {button, stake, result}
-var boxNodes = {}; // box -> {panel, cards, actions}
-var chipButtons = [];
+let spots = {}; // "box:code" -> {button, stake, result}
+let boxNodes = {}; // box -> {panel, cards, actions}
+let chipButtons = [];
 
 function build(info) {
-  var key = JSON.stringify([info.currency, info.boxes, info.chips, info.special_bets]);
+  const key = JSON.stringify([info.currency, info.boxes, info.chips, info.special_bets]);
   if (key === builtFor) return;
   builtFor = key;
   try {
@@ -631,7 +627,7 @@ function build(info) {
       minimumFractionDigits: 0,
       maximumFractionDigits: 0,
     });
-  } catch (e) {
+  } catch {
     // an unknown currency code: amounts without a symbol
     money = new Intl.NumberFormat(undefined, {
       minimumFractionDigits: 2,
@@ -640,19 +636,19 @@ function build(info) {
     chipMoney = null;
   }
 
-  var chips = $("chips");
+  const chips = $("chips");
   chips.textContent = "";
-  chipButtons = info.chips.map(function (chip, i) {
-    var button = el("button", {
+  chipButtons = info.chips.map((chip, i) => {
+    const button = el("button", {
       type: "button",
-      className: "chip chip-" + (i % 6),
+      className: `chip chip-${i % 6}`,
       "aria-pressed": "false",
       "data-chip": chip,
       text: formatChip(chip),
     });
     // the selected chip's tick: seen, not read out (aria-pressed says it)
     button.appendChild(el("span", { className: "chip-mark", "aria-hidden": "true", text: "✓" }));
-    button.addEventListener("click", function () {
+    button.addEventListener("click", () => {
       selectedChip = chip;
       render();
     });
@@ -661,49 +657,49 @@ function build(info) {
   });
   if (info.chips.indexOf(selectedChip) < 0) selectedChip = info.chips[0] || null;
 
-  var boxes = $("boxes");
+  const boxes = $("boxes");
   boxes.textContent = "";
   spots = {};
   boxNodes = {};
-  for (var box = 1; box <= info.boxes; box++) {
+  for (let box = 1; box <= info.boxes; box++) {
     boxes.appendChild(buildBox(box, info));
   }
 }
 
 function buildBox(box, info) {
-  var heading = el("h3", { id: "box-" + box + "-heading", text: "Box " + box });
-  var cards = el("div", { className: "box-cards" });
-  var spotsNode = el("div", { className: "spots" });
-  ["main"].concat(info.special_bets).forEach(function (code) {
-    var stake = el("span", { className: "spot-stake" });
-    var result = el("span", { className: "spot-result" });
-    var button = el(
+  const heading = el("h3", { id: `box-${box}-heading`, text: `Box ${box}` });
+  const cards = el("div", { className: "box-cards" });
+  const spotsNode = el("div", { className: "spots" });
+  ["main"].concat(info.special_bets).forEach((code) => {
+    const stake = el("span", { className: "spot-stake" });
+    const result = el("span", { className: "spot-result" });
+    const button = el(
       "button",
-      { type: "button", className: "spot" + (code === "main" ? " main" : " special") },
+      { type: "button", className: `spot${code === "main" ? " main" : " special"}` },
       [el("span", { className: "spot-name", text: betName(code) }), stake, result]
     );
-    button.addEventListener("click", function () {
+    button.addEventListener("click", () => {
       onSpot(box, code);
     });
     spotsNode.appendChild(button);
-    spots[box + ":" + code] = {
+    spots[`${box}:${code}`] = {
       button: button, stake: stake, result: result, box: box, code: code,
     };
   });
-  var betAll = el("button", { type: "button", className: "box-action", text: "Bet all" });
-  betAll.setAttribute("aria-label", "Bet all on box " + box);
-  betAll.addEventListener("click", function () {
+  const betAll = el("button", { type: "button", className: "box-action", text: "Bet all" });
+  betAll.setAttribute("aria-label", `Bet all on box ${box}`);
+  betAll.addEventListener("click", () => {
     if (selectedChip) send("bet_all", { box: box, amount: selectedChip });
   });
-  var letItPlay = el("button", { type: "button", className: "box-action", text: "Let it play" });
-  letItPlay.setAttribute("aria-label", "Let it play on box " + box);
-  letItPlay.addEventListener("click", function () {
+  const letItPlay = el("button", { type: "button", className: "box-action", text: "Let it play" });
+  letItPlay.setAttribute("aria-label", `Let it play on box ${box}`);
+  letItPlay.addEventListener("click", () => {
     send("let_it_play", { box: box });
   });
-  var actions = el("div", { className: "box-actions" }, [betAll, letItPlay]);
-  var panel = el(
+  const actions = el("div", { className: "box-actions" }, [betAll, letItPlay]);
+  const panel = el(
     "section",
-    { className: "box", "aria-labelledby": "box-" + box + "-heading", "data-box": String(box) },
+    { className: "box", "aria-labelledby": `box-${box}-heading`, "data-box": String(box) },
     [heading, cards, spotsNode, actions]
   );
   boxNodes[box] = { panel: panel, cards: cards, actions: [betAll, letItPlay] };
@@ -736,55 +732,55 @@ function renderMeters() {
 }
 
 function renderPhase() {
-  var p = phase();
+  const p = phase();
   $("phase").textContent = p ? PHASES[p] || p : "Waiting for the next round";
-  var t = table();
-  var awaiting = t && p !== "settled" ? t.awaiting : "";
-  $("awaiting").textContent = awaiting ? "Croupier: " + awaiting : "";
+  const t = table();
+  const awaiting = t && p !== "settled" ? t.awaiting : "";
+  $("awaiting").textContent = awaiting ? `Croupier: ${awaiting}` : "";
 }
 
 // The round to draw: the state's, or until it is dealt the one before it (when that is
 // the table's newest settled round, or is still settling).
 function shownView() {
-  if (state && state.table) return { view: state, last: false };
-  var newest = state && state.dealer_history ? state.dealer_history[0] : null;
-  if (previous && previous.table && (!newest || newest.round <= previous.round.id)) {
+  if (state?.table) return { view: state, last: false };
+  const newest = state?.dealer_history ? state.dealer_history[0] : null;
+  if (previous?.table && (!newest || newest.round <= previous.round.id)) {
     return { view: previous, last: true };
   }
   return null;
 }
 
 function renderTable() {
-  var shown = shownView();
-  var t = shown ? shown.view.table : null;
-  $("round-caption").textContent = shown && shown.last ? "Last round" : "";
-  var dealer = $("dealer-cards");
+  const shown = shownView();
+  const t = shown ? shown.view.table : null;
+  $("round-caption").textContent = shown?.last ? "Last round" : "";
+  const dealer = $("dealer-cards");
   dealer.textContent = "";
-  var dealerCards = t ? (t.dealer.cards || []).slice() : [];
+  const dealerCards = t ? (t.dealer.cards || []).slice() : [];
   if (t && t.dealer.hole_card === "face_down") dealerCards.push("face_down");
-  dealerCards.forEach(function (card) {
+  dealerCards.forEach((card) => {
     dealer.appendChild(cardNode(card));
   });
-  var total = "";
+  let total = "";
   if (t && t.dealer.total !== undefined) {
     if (t.dealer.blackjack) total = "Blackjack";
-    else if (t.dealer.bust || t.dealer.total > 21) total = t.dealer.total + ", bust";
+    else if (t.dealer.bust || t.dealer.total > 21) total = `${t.dealer.total}, bust`;
     else total = String(t.dealer.total);
   }
   $("dealer-total").textContent = total;
 
-  var mineShown = t && t.station ? t.station : null;
-  var p = shown && !shown.last ? prompt() : null;
-  Object.keys(boxNodes).forEach(function (key) {
-    var box = Number(key);
-    var node = boxNodes[box].cards;
+  const mineShown = t?.station ? t.station : null;
+  const p = shown && !shown.last ? prompt() : null;
+  Object.keys(boxNodes).forEach((key) => {
+    const box = Number(key);
+    const node = boxNodes[box].cards;
     node.textContent = "";
-    var hands = mineShown ? mineShown.hands.filter(function (h) { return h.box === box; }) : [];
+    const hands = mineShown ? mineShown.hands.filter((h) => h.box === box) : [];
     if (hands.length) {
-      hands.forEach(function (hand, i) {
+      hands.forEach((hand, i) => {
         node.appendChild(handNode(hand, i, hands.length, p));
       });
-    } else if (t && t.boxes && t.boxes[key] && t.boxes[key].length) {
+    } else if (t?.boxes?.[key]?.length) {
       node.appendChild(cardsNode(t.boxes[key], "public"));
     }
     boxNodes[box].panel.classList.toggle("asked", Boolean(p && p.box === box));
@@ -792,28 +788,28 @@ function renderTable() {
 }
 
 function handNode(hand, i, count, p) {
-  var asked = Boolean(p && p.hand === hand.id);
-  var total = hand.cards.length ? (hand.soft ? "soft " : "") + hand.total : "";
-  var parts = [
+  const asked = Boolean(p && p.hand === hand.id);
+  const total = hand.cards.length ? (hand.soft ? "soft " : "") + hand.total : "";
+  const parts = [
     cardsNode(hand.cards),
     el("p", { className: "hand-line" }, [
       el("span", { className: "hand-total", text: total }),
-      el("span", { className: "hand-stake", text: "Stake " + formatMoney(hand.stake) }),
+      el("span", { className: "hand-stake", text: `Stake ${formatMoney(hand.stake)}` }),
     ]),
   ];
   if (hand.result) {
     parts.push(
       el("p", {
-        className: "hand-result result-" + hand.result,
-        text: (RESULTS[hand.result] || hand.result) + " · returned " + formatMoney(hand.returned),
+        className: `hand-result result-${hand.result}`,
+        text: `${RESULTS[hand.result] || hand.result} · returned ${formatMoney(hand.returned)}`,
       })
     );
   }
-  var node = el(
+  const node = el(
     "div",
     {
-      className: "hand" + (asked ? " asked" : ""),
-      "aria-label": count > 1 ? "Your hand " + (i + 1) + " of " + count : "Your hand",
+      className: `hand${asked ? " asked" : ""}`,
+      "aria-label": count > 1 ? `Your hand ${i + 1} of ${count}` : "Your hand",
       role: "group",
     },
     parts
@@ -823,52 +819,52 @@ function handNode(hand, i, count, p) {
 }
 
 function renderSpots() {
-  var stakes = {};
-  (state.bets || []).forEach(function (bet) {
-    stakes[bet.box + ":" + bet.bet] = bet.stake;
+  const stakes = {};
+  (state.bets || []).forEach((bet) => {
+    stakes[`${bet.box}:${bet.bet}`] = bet.stake;
   });
-  var roundId = state.round ? state.round.id : null;
-  Object.keys(spots).forEach(function (key) {
-    var spot = spots[key];
-    var stake = stakes[key];
+  const roundId = state.round ? state.round.id : null;
+  Object.keys(spots).forEach((key) => {
+    const spot = spots[key];
+    const stake = stakes[key];
     spot.stake.textContent = stake ? formatMoney(stake) : "";
     spot.button.classList.toggle("has-stake", Boolean(stake));
-    var returned = specialResults[roundId + ":" + key];
+    const returned = specialResults[`${roundId}:${key}`];
     spot.result.textContent =
       spot.code !== "main" && stake && returned !== undefined
-        ? Number(returned) > 0 ? "Returned " + formatMoney(returned) : "Lost"
+        ? Number(returned) > 0 ? `Returned ${formatMoney(returned)}` : "Lost"
         : "";
-    var label = "Box " + spot.box + " " + betName(spot.code).toLowerCase();
-    if (stake) label += ", " + formatMoney(stake) + " staked";
+    let label = `Box ${spot.box} ${betName(spot.code).toLowerCase()}`;
+    if (stake) label += `, ${formatMoney(stake)} staked`;
     spot.button.setAttribute("aria-label", label);
   });
 }
 
 function renderControls() {
-  var betting = joined && phase() === "betting";
-  chipButtons.forEach(function (button) {
-    var on = button.dataset.chip === selectedChip;
+  const betting = joined && phase() === "betting";
+  chipButtons.forEach((button) => {
+    const on = button.dataset.chip === selectedChip;
     button.setAttribute("aria-pressed", on ? "true" : "false");
   });
-  Object.keys(spots).forEach(function (key) {
+  Object.keys(spots).forEach((key) => {
     spots[key].button.disabled = !betting || !selectedChip;
   });
-  Object.keys(boxNodes).forEach(function (key) {
-    boxNodes[key].actions.forEach(function (button) {
+  Object.keys(boxNodes).forEach((key) => {
+    boxNodes[key].actions.forEach((button) => {
       button.disabled = !betting;
     });
   });
-  root.querySelectorAll(".bet-controls [data-command]").forEach(function (button) {
+  root.querySelectorAll(".bet-controls [data-command]").forEach((button) => {
     button.disabled = !betting;
   });
-  root.querySelectorAll(".money button").forEach(function (button) {
+  root.querySelectorAll(".money button").forEach((button) => {
     button.disabled = !joined;
   });
 
-  var halted = Boolean(state && state.round && state.round.halted);
-  var p = joined && !halted ? prompt() : null;
-  var allowed = p ? p.allowed : [];
-  root.querySelectorAll("[data-action]").forEach(function (button) {
+  const halted = Boolean(state?.round?.halted);
+  const p = joined && !halted ? prompt() : null;
+  const allowed = p ? p.allowed : [];
+  root.querySelectorAll("[data-action]").forEach((button) => {
     button.disabled = allowed.indexOf(button.dataset.action) < 0;
   });
   $("picks").hidden = !(p && p.kind === "bonus_pick");
@@ -877,89 +873,89 @@ function renderControls() {
 }
 
 function renderDispute(halted) {
-  var note = $("halted");
-  var text = halted ? "Round " + state.round.id + " is halted: a dispute waits for the supervisor." : "";
+  const note = $("halted");
+  const text = halted ? `Round ${state.round.id} is halted: a dispute waits for the supervisor.` : "";
   note.hidden = !halted;
   if (note.textContent !== text) note.textContent = text;
-  var d = joined && state ? state.dispute : null;
+  const d = joined && state ? state.dispute : null;
   $("dispute-button").disabled = !d || d.halted;
-  var about = "Nothing to dispute now";
-  if (d && d.halted) about = "Round " + d.round + " is under review.";
-  else if (d && d.until) {
+  let about = "Nothing to dispute now";
+  if (d?.halted) about = `Round ${d.round} is under review.`;
+  else if (d?.until) {
     about = "Round " + d.round + " can be disputed until " +
       new Date(Date.parse(d.until) - clockOffset).toLocaleTimeString() + ".";
-  } else if (d) about = "Round " + d.round + " can be disputed.";
+  } else if (d) about = `Round ${d.round} can be disputed.`;
   $("dispute-text").textContent = about;
 }
 
 function promptText(p) {
   if (!p) return "No question open";
-  if (p.kind === "insurance") return "Box " + p.box + ": insurance?";
-  if (p.kind === "even_money") return "Box " + p.box + ": even money?";
-  if (p.kind === "bonus_pick") return "Box " + p.box + ": pick a card for the In For 6 bonus";
-  return "Box " + p.box + ": your decision";
+  if (p.kind === "insurance") return `Box ${p.box}: insurance?`;
+  if (p.kind === "even_money") return `Box ${p.box}: even money?`;
+  if (p.kind === "bonus_pick") return `Box ${p.box}: pick a card for the In For 6 bonus`;
+  return `Box ${p.box}: your decision`;
 }
 
 function renderWin() {
-  var node = $("win");
-  var shown = shownView();
+  const node = $("win");
+  const shown = shownView();
   // the win of the last settled round, while that round is on screen
-  var show = Boolean(
+  const show = Boolean(
     state.win &&
       shown &&
       shown.view.round.phase === "settled" &&
       shown.view.round.id === state.last_round
   );
-  var text = "";
+  let text = "";
   if (show) {
-    var amount = formatMoney(state.last_win);
-    if (state.win === "big") text = "Big win! " + amount;
-    else if (state.win === "nice") text = "Nice win! " + amount;
-    else text = "You win " + amount;
+    const amount = formatMoney(state.last_win);
+    if (state.win === "big") text = `Big win! ${amount}`;
+    else if (state.win === "nice") text = `Nice win! ${amount}`;
+    else text = `You win ${amount}`;
   }
   if (node.textContent !== text) node.textContent = text;
-  node.className = "win" + (show ? " win-" + state.win : "");
+  node.className = `win${show ? ` win-${state.win}` : ""}`;
 }
 
 function renderHistory() {
-  var list = $("dealer-history");
+  const list = $("dealer-history");
   list.textContent = "";
-  (state.dealer_history || []).forEach(function (h) {
-    var text = h.blackjack ? "BJ" : String(h.total);
-    var label = h.blackjack ? "blackjack" : h.bust ? h.total + ", bust" : String(h.total);
+  (state.dealer_history || []).forEach((h) => {
+    const text = h.blackjack ? "BJ" : String(h.total);
+    const label = h.blackjack ? "blackjack" : h.bust ? `${h.total}, bust` : String(h.total);
     list.appendChild(
       el("li", {
-        className: "outcome" + (h.bust ? " bust" : "") + (h.blackjack ? " bj" : ""),
-        title: "Round " + h.round + ": " + label,
-        "aria-label": "Round " + h.round + ": " + label,
+        className: `outcome${h.bust ? " bust" : ""}${h.blackjack ? " bj" : ""}`,
+        title: `Round ${h.round}: ${label}`,
+        "aria-label": `Round ${h.round}: ${label}`,
         text: text,
       })
     );
   });
-  var stats = $("dealer-stats");
+  const stats = $("dealer-stats");
   stats.textContent = "";
-  var s = state.dealer_stats;
-  var rows = [["Rounds", s ? String(s.rounds) : "0"]];
-  if (s && s.rounds) {
+  const s = state.dealer_stats;
+  let rows = [["Rounds", s ? String(s.rounds) : "0"]];
+  if (s?.rounds) {
     rows = rows.concat([
-      ["Bust", s.bust_percent + "% (" + s.bust + ")"],
+      ["Bust", `${s.bust_percent}% (${s.bust})`],
       ["Blackjacks", String(s.blackjack)],
     ]);
-    ["17", "18", "19", "20", "21"].forEach(function (total) {
+    ["17", "18", "19", "20", "21"].forEach((total) => {
       rows.push([total, String(s.totals[total])]);
     });
     rows.push(["Under 17", String(s.under_17)]);
   }
-  rows.forEach(function (row) {
+  rows.forEach((row) => {
     stats.appendChild(
       el("div", { className: "stat" }, [el("dt", { text: row[0] }), el("dd", { text: row[1] })])
     );
   });
 
-  var body = $("player-history");
+  const body = $("player-history");
   body.textContent = "";
-  (state.player_history || []).forEach(function (h) {
-    var net = Number(h.net);
+  (state.player_history || []).forEach((h) => {
+    const net = Number(h.net);
     body.appendChild(
       el("tr", { className: net > 0 ? "up" : net < 0 ? "down" : "" }, [
         el("td", { text: String(h.round) }),
@@ -974,20 +970,20 @@ function renderHistory() {
 // --- the step timer -------------------------------------------------------------------
 
 function tick() {
-  var timer = $("timer");
-  var value = $("timer-value");
-  var dispute = state ? state.dispute : null;
-  if (dispute && dispute.until && Date.parse(dispute.until) <= Date.now() + clockOffset) {
+  const timer = $("timer");
+  const value = $("timer-value");
+  const dispute = state ? state.dispute : null;
+  if (dispute?.until && Date.parse(dispute.until) <= Date.now() + clockOffset) {
     $("dispute-button").disabled = true; // the window has closed: the result is final
   }
-  var deadline = state && state.round ? state.round.deadline : null;
+  const deadline = state?.round ? state.round.deadline : null;
   if (!deadline || !joined) {
     timer.dataset.active = "false";
     if (value.textContent !== "–") value.textContent = "–";
     return;
   }
-  var left = Math.max(0, Math.ceil((Date.parse(deadline) - (Date.now() + clockOffset)) / 1000));
-  var text = left + " s";
+  const left = Math.max(0, Math.ceil((Date.parse(deadline) - (Date.now() + clockOffset)) / 1000));
+  const text = `${left} s`;
   timer.dataset.active = "true";
   timer.dataset.urgent = left <= 5 ? "true" : "false";
   if (value.textContent !== text) value.textContent = text;
@@ -996,14 +992,14 @@ function tick() {
 // --- messages on screen ---------------------------------------------------------------
 
 function setConnection(kind, text) {
-  var node = $("connection");
+  const node = $("connection");
   node.dataset.state = kind;
   node.textContent = text;
 }
 
 function showAlert(text, kind, clearAfter) {
   clearTimeout(alertTimer);
-  var node = $("alert");
+  const node = $("alert");
   node.textContent = text;
   node.dataset.kind = kind;
   if (clearAfter) alertTimer = setTimeout(clearAlert, clearAfter);
@@ -1015,19 +1011,19 @@ function clearAlert() {
 }
 
 function showStatus(text, isError) {
-  var node = $("status");
+  const node = $("status");
   node.textContent = text || "";
   node.classList.toggle("error", Boolean(isError));
 }
 
 function showError(error) {
   error = error || {};
-  var message = error.message || "The table refused the command.";
-  showStatus(message + " (" + (error.code || "error") + ")", true);
+  const message = error.message || "The table refused the command.";
+  showStatus(`${message} (${error.code || "error"})`, true);
 }
 
 function showCredentialForm(message) {
-  var form = $("credential-form");
+  const form = $("credential-form");
   form.hidden = false;
   $("credential-error").textContent = message || "";
   $("credential-error").setAttribute("role", message ? "alert" : "note");
@@ -1037,9 +1033,9 @@ function showCredentialForm(message) {
 // --- start ----------------------------------------------------------------------------
 
 function start() {
-  $("credential-form").addEventListener("submit", function (event) {
+  $("credential-form").addEventListener("submit", (event) => {
     event.preventDefault();
-    var value = $("credential-input").value.trim();
+    const value = $("credential-input").value.trim();
     if (!value) return;
     saveCredential(value);
     $("credential-input").value = "";
@@ -1049,23 +1045,23 @@ function start() {
     connect();
   });
   $("cash-in-form").addEventListener("submit", onCashIn);
-  root.querySelector(".cash-out").addEventListener("click", function () {
+  root.querySelector(".cash-out").addEventListener("click", () => {
     send("cash_out");
   });
-  root.querySelectorAll(".bet-controls [data-command]").forEach(function (button) {
-    button.addEventListener("click", function () {
+  root.querySelectorAll(".bet-controls [data-command]").forEach((button) => {
+    button.addEventListener("click", () => {
       onBetCommand(button.dataset.command);
     });
   });
-  root.querySelectorAll("[data-action]").forEach(function (button) {
-    button.addEventListener("click", function () {
+  root.querySelectorAll("[data-action]").forEach((button) => {
+    button.addEventListener("click", () => {
       onDecision(button.dataset.action);
     });
   });
-  $("dispute-button").addEventListener("click", function () {
-    if (state && state.dispute) send("dispute", { round: state.dispute.round });
+  $("dispute-button").addEventListener("click", () => {
+    if (state?.dispute) send("dispute", { round: state.dispute.round });
   });
-  window.addEventListener("hashchange", function () {
+  window.addEventListener("hashchange", () => {
     if (/credential=/.test(window.location.hash)) {
       credentialFromFragment();
       stopped = false;
