@@ -1,492 +1,491 @@
-/* The croupier tablet: plain JavaScript over the croupier socket (docs/croupier.md).
+/* The croupier tablet: plain JavaScript, an ES module, over the croupier socket
+   (docs/croupier.md).
    Every command gets one reply carrying the new state; table events and croupier messages
    (reader errors) arrive in between and make the page ask for the state again. */
-(function () {
-  "use strict";
+const config = JSON.parse(document.getElementById("tablet-config").textContent);
+const $ = (id) => document.getElementById(id);
+const SUITS = { S: ["♠", "spades"], H: ["♥", "hearts"], D: ["♦", "diamonds"], C: ["♣", "clubs"] };
+const RANKS = { A: "ace", T: "10", J: "jack", Q: "queen", K: "king" };
+const IN_PLAY = ["deal", "bonus", "insurance", "play", "dealer"];
+const DONE = { open_table: "Table open", close_table: "Table closed: no new round after this one",
+  close_bets: "Bets closed", deal: "Card dealt", burn: "Card burned", manual_card: "Card entered",
+  new_shoe: "New shoe started", void_round: "Round voided", correct_card: "Card corrected",
+  discard_card: "Card discarded", resolve_dispute: "Dispute resolved" };
 
-  const config = JSON.parse(document.getElementById("tablet-config").textContent);
-  const $ = (id) => document.getElementById(id);
-  const SUITS = { S: ["♠", "spades"], H: ["♥", "hearts"], D: ["♦", "diamonds"], C: ["♣", "clubs"] };
-  const RANKS = { A: "ace", T: "10", J: "jack", Q: "queen", K: "king" };
-  const IN_PLAY = ["deal", "bonus", "insurance", "play", "dealer"];
-  const DONE = { open_table: "Table open", close_table: "Table closed: no new round after this one",
-    close_bets: "Bets closed", deal: "Card dealt", burn: "Card burned", manual_card: "Card entered",
-    new_shoe: "New shoe started", void_round: "Round voided", correct_card: "Card corrected",
-    discard_card: "Card discarded", resolve_dispute: "Dispute resolved" };
+let socket = null;
+let state = null;
+let connected = false;
+let everConnected = false;
+let retries = 0;
+let counter = 0;
+let clockOffset = 0; // server time minus this device's time, in ms
+let refreshTimer = null;
+const pending = new Map(); // client_id -> {resolve, type}
 
-  let socket = null;
-  let state = null;
-  let connected = false;
-  let everConnected = false;
-  let retries = 0;
-  let counter = 0;
-  let clockOffset = 0; // server time minus this device's time, in ms
-  let refreshTimer = null;
-  const pending = new Map(); // client_id -> {resolve, type}
+// -- the socket ------------------------------------------------------------------------
 
-  // -- the socket ------------------------------------------------------------------------
-
-  function connect() {
-    const scheme = location.protocol === "https:" ? "wss://" : "ws://";
-    socket = new WebSocket(scheme + location.host + config.socket);
-    socket.addEventListener("open", () => {
-      connected = true;
-      retries = 0;
-      setConnection(everConnected ? "Reconnected" : "Connected", "good");
-      everConnected = true;
+function connect() {
+  const scheme = location.protocol === "https:" ? "wss://" : "ws://";
+  socket = new WebSocket(scheme + location.host + config.socket);
+  socket.addEventListener("open", () => {
+    connected = true;
+    retries = 0;
+    setConnection(everConnected ? "Reconnected" : "Connected", "good");
+    everConnected = true;
+    render();
+  });
+  socket.addEventListener("message", (e) => {
+    let frame;
+    try { frame = JSON.parse(e.data); } catch { return; }
+    onFrame(frame);
+  });
+  socket.addEventListener("close", (e) => {
+    connected = false;
+    for (const [, p] of pending) p.resolve(null);
+    pending.clear();
+    if (e.code === 4401) { location.href = config.login; return; }
+    if (e.code === 4403 || e.code === 4404) {
+      setConnection(e.code === 4403 ? "Not allowed for this login" : "No such table", "bad");
       render();
-    });
-    socket.addEventListener("message", (e) => {
-      let frame;
-      try { frame = JSON.parse(e.data); } catch (_) { return; }
-      onFrame(frame);
-    });
-    socket.addEventListener("close", (e) => {
-      connected = false;
-      for (const [, p] of pending) p.resolve(null);
-      pending.clear();
-      if (e.code === 4401) { location.href = config.login; return; }
-      if (e.code === 4403 || e.code === 4404) {
-        setConnection(e.code === 4403 ? "Not allowed for this login" : "No such table", "bad");
-        render();
-        return;
-      }
-      setConnection("Connection lost: reconnecting…", "bad");
-      render();
-      const delay = Math.min(5000, 500 * 2 ** retries);
-      retries += 1;
-      setTimeout(connect, delay);
-    });
-  }
-
-  function setConnection(text, tone) {
-    const el = $("connection");
-    el.textContent = text;
-    el.className = "pill " + (tone || "");
-  }
-
-  function send(type, fields) {
-    if (!connected) return Promise.resolve(null);
-    counter += 1;
-    const clientId = "t" + Date.now().toString(36) + "-" + counter;
-    const message = Object.assign({ type: type, client_id: clientId }, fields || {});
-    return new Promise((resolve) => {
-      pending.set(clientId, { resolve: resolve, type: type });
-      socket.send(JSON.stringify(message));
-      render();
-    });
-  }
-
-  function onFrame(frame) {
-    if (frame.type === "state") {
-      setState(frame.state);
-    } else if (frame.type === "reply") {
-      const p = pending.get(frame.client_id);
-      if (frame.ok && frame.state) setState(frame.state);
-      if (p) {
-        pending.delete(frame.client_id);
-        p.resolve(frame);
-      }
-      render();
-    } else if (frame.type === "reader_error") {
-      showReaderError(frame);
-      refreshSoon();
-    } else if (frame.type === "event" || frame.type === "changed") {
-      const event = frame.type === "event" ? frame.event || {} : {};
-      if (event.type === "void") {
-        status("Round " + frame.round + " void: " + event.reason);
-      } else if (event.type === "halted") {
-        status("Round " + event.round + " halted: a station disputes it. Call a supervisor.");
-      } else if (event.type === "resumed") {
-        status("Round " + event.round + " goes on (" + event.resolution + ")");
-      } else if (event.type === "corrected") {
-        status("Round " + event.round + ": card " + event.positions.join(", ") + " corrected");
-      }
-      refreshSoon();
-    }
-  }
-
-  function refreshSoon() {
-    if (refreshTimer) return;
-    refreshTimer = setTimeout(() => {
-      refreshTimer = null;
-      send("state");
-    }, 120);
-  }
-
-  // -- commands ------------------------------------------------------------------------
-
-  async function command(type, fields) {
-    hideError();
-    const reply = await send(type, fields);
-    if (reply === null) {
-      showError("The connection dropped before the reply: check the table before trying again.");
-      return null;
-    }
-    if (reply.ok) {
-      let text = DONE[type] || "";
-      if (reply.scan) text += " (reader seq " + reply.scan.seq + ")";
-      status(text);
-    } else {
-      showError(reply.error.message + " [" + reply.error.code + "]");
-    }
-    return reply;
-  }
-
-  document.querySelectorAll("[data-command]").forEach((button) => {
-    button.addEventListener("click", () => command(button.dataset.command));
-  });
-
-  $("manual-form").addEventListener("submit", async (e) => {
-    e.preventDefault();
-    const card = $("manual-rank").value + $("manual-suit").value;
-    const reply = await command("manual_card", { card: card, burn: $("manual-burn").checked });
-    if (reply && reply.ok) $("manual-burn").checked = false;
-  });
-
-  $("reader-error-dismiss").addEventListener("click", () => {
-    $("reader-error").hidden = true;
-  });
-
-  // -- supervisor actions ----------------------------------------------------------------
-
-  const dialog = $("supervisor-dialog");
-  const ACTIONS = { void_round: "Void round", correct_card: "Correct card",
-    discard_card: "Discard card", resolve_dispute: "Resolve dispute" };
-  let action = null;
-  let target = null; // the round the action is about (its cards fill "Card to correct")
-
-  // The round whose cards a correction names: the one being dealt, else the last one.
-  function correctable() {
-    const s = state;
-    if (!s) return null;
-    if (s.round && s.round.cards.length) return s.round;
-    return s.previous && s.previous.cards.length ? s.previous : null;
-  }
-
-  // The round with the open dispute (the table's first one).
-  function disputed() {
-    const s = state;
-    const open = s && s.disputes && s.disputes.length ? s.disputes[0] : null;
-    if (!open) return null;
-    if (s.round && s.round.id === open.round) return s.round;
-    if (s.previous && s.previous.id === open.round) return s.previous;
-    return { id: open.round, cards: [] };
-  }
-
-  function fillPositions(round) {
-    const select = $("correct-position");
-    select.replaceChildren();
-    (round ? round.cards : []).forEach((c) => {
-      const option = document.createElement("option");
-      option.value = String(c.n);
-      option.textContent = c.n + ". " + (c.card ? cardText(c.card) : "face down") + " → " + c.label;
-      select.append(option);
-    });
-  }
-
-  function showFields() {
-    const resolution = document.querySelector("input[name=resolution]:checked").value;
-    const dispute = action === "resolve_dispute";
-    $("resolution-field").hidden = !dispute;
-    $("card-field").hidden = !(action === "correct_card" || (dispute && resolution === "correct"));
-    $("discard-field").hidden = action !== "discard_card";
-    const needsReason = action === "void_round" || action === "discard_card"
-      || (dispute && resolution === "void");
-    $("reason-field").hidden = !(needsReason || action === "correct_card" || dispute);
-    $("supervisor-reason").required = needsReason;
-    $("correct-card").disabled = $("correct-out").checked;
-  }
-
-  document.querySelectorAll("input[name=resolution]").forEach((radio) => {
-    radio.addEventListener("change", showFields);
-  });
-  $("correct-out").addEventListener("change", showFields);
-
-  document.querySelectorAll("[data-supervisor]").forEach((button) => {
-    button.addEventListener("click", () => {
-      action = button.dataset.supervisor;
-      $("supervisor-title").textContent = "Supervisor approval: " + ACTIONS[action];
-      const round = state && state.round;
-      target = action === "resolve_dispute" ? disputed()
-        : action === "correct_card" ? correctable() : round;
-      let what = ACTIONS[action] + " needs a supervisor's login.";
-      if (action === "void_round" && round) {
-        what = "Void round " + round.id + ": every stake goes back to the stations.";
-      } else if (action === "correct_card" && target) {
-        what = "Correct a card of round " + target.id + ": the round is replayed with it.";
-      } else if (action === "resolve_dispute" && target) {
-        const open = state.disputes[0];
-        what = "Station " + open.station + " disputes round " + open.round + ".";
-      } else if (action === "discard_card") {
-        what = "A card that left the shoe without being read and is not used.";
-      }
-      $("supervisor-what").textContent = what;
-      fillPositions(target);
-      $("correct-out").checked = false;
-      $("supervisor-error").hidden = true;
-      $("supervisor-password").value = "";
-      showFields();
-      dialog.showModal();
-      $("supervisor-username").focus();
-    });
-  });
-
-  $("supervisor-cancel").addEventListener("click", () => dialog.close());
-  dialog.addEventListener("close", () => {
-    $("supervisor-password").value = ""; // also when closed with Escape
-  });
-
-  $("supervisor-form").addEventListener("submit", async (e) => {
-    e.preventDefault();
-    const fields = { supervisor: { username: $("supervisor-username").value,
-      password: $("supervisor-password").value } };
-    const reason = $("supervisor-reason").value;
-    if (action === "void_round") {
-      fields.reason = reason;
-      if (state && state.round) fields.round = state.round.id;
-    } else if (action === "discard_card") {
-      fields.reason = reason;
-      if ($("discard-card").value) fields.card = $("discard-card").value;
-    } else {
-      if (reason) fields.reason = reason;
-      if (target) fields.round = target.id;
-      if (action === "resolve_dispute") {
-        fields.resolution = document.querySelector("input[name=resolution]:checked").value;
-      }
-      if (action === "correct_card" || fields.resolution === "correct") {
-        fields.position = Number($("correct-position").value);
-        if ($("correct-out").checked) fields.burn = true;
-        else fields.card = $("correct-card").value;
-      }
-    }
-    $("supervisor-password").value = "";
-    const reply = await send(action, fields);
-    if (reply && reply.ok) {
-      dialog.close();
-      $("supervisor-reason").value = "";
-      status(DONE[action] || "Done");
       return;
     }
-    const el = $("supervisor-error");
-    el.textContent = reply ? reply.error.message + " [" + reply.error.code + "]"
-      : "The connection dropped: try again once it is back.";
-    el.hidden = false;
-  });
-
-  // -- messages ------------------------------------------------------------------------
-
-  function showReaderError(frame) {
-    const time = new Date().toLocaleTimeString();
-    $("reader-error-text").textContent = frame.message + " [" + frame.code + "] at " + time;
-    $("reader-error").hidden = false;
-  }
-
-  function showError(text) {
-    const el = $("command-error");
-    el.textContent = text;
-    el.hidden = false;
-  }
-
-  function hideError() {
-    $("command-error").hidden = true;
-  }
-
-  function status(text) {
-    $("command-status").textContent = text;
-  }
-
-  // -- drawing -------------------------------------------------------------------------
-
-  function setState(next) {
-    state = next;
-    if (next.now) clockOffset = Date.parse(next.now) - Date.now();
+    setConnection("Connection lost: reconnecting…", "bad");
     render();
-  }
+    const delay = Math.min(5000, 500 * 2 ** retries);
+    retries += 1;
+    setTimeout(connect, delay);
+  });
+}
 
-  function cardText(text) {
-    const suit = SUITS[text[1]] || ["?", text[1]];
-    return (text[0] === "T" ? "10" : text[0]) + suit[0];
-  }
+function setConnection(text, tone) {
+  const el = $("connection");
+  el.textContent = text;
+  el.className = `pill ${tone || ""}`;
+}
 
-  function cardSpan(text) {
-    const span = document.createElement("span");
-    span.className = "card";
-    if (!text) {
-      span.classList.add("down");
-      span.textContent = "face down";
-      return span;
+function send(type, fields) {
+  if (!connected) return Promise.resolve(null);
+  counter += 1;
+  const clientId = `t${Date.now().toString(36)}-${counter}`;
+  const message = Object.assign({ type: type, client_id: clientId }, fields || {});
+  return new Promise((resolve) => {
+    pending.set(clientId, { resolve: resolve, type: type });
+    socket.send(JSON.stringify(message));
+    render();
+  });
+}
+
+function onFrame(frame) {
+  if (frame.type === "state") {
+    setState(frame.state);
+  } else if (frame.type === "reply") {
+    const p = pending.get(frame.client_id);
+    if (frame.ok && frame.state) setState(frame.state);
+    if (p) {
+      pending.delete(frame.client_id);
+      p.resolve(frame);
     }
-    const rank = text[0];
-    const suit = SUITS[text[1]] || ["?", text[1]];
-    span.textContent = (rank === "T" ? "10" : rank) + suit[0];
-    span.title = (RANKS[rank] || rank) + " of " + suit[1];
-    if (text[1] === "H" || text[1] === "D") span.classList.add("red");
+    render();
+  } else if (frame.type === "reader_error") {
+    showReaderError(frame);
+    refreshSoon();
+  } else if (frame.type === "event" || frame.type === "changed") {
+    const event = frame.type === "event" ? frame.event || {} : {};
+    if (event.type === "void") {
+      status(`Round ${frame.round} void: ${event.reason}`);
+    } else if (event.type === "halted") {
+      status(`Round ${event.round} halted: a station disputes it. Call a supervisor.`);
+    } else if (event.type === "resumed") {
+      status(`Round ${event.round} goes on (${event.resolution})`);
+    } else if (event.type === "corrected") {
+      status(`Round ${event.round}: card ${event.positions.join(", ")} corrected`);
+    }
+    refreshSoon();
+  }
+}
+
+function refreshSoon() {
+  if (refreshTimer) return;
+  refreshTimer = setTimeout(() => {
+    refreshTimer = null;
+    send("state");
+  }, 120);
+}
+
+// -- commands ------------------------------------------------------------------------
+
+async function command(type, fields) {
+  hideError();
+  const reply = await send(type, fields);
+  if (reply === null) {
+    showError("The connection dropped before the reply: check the table before trying again.");
+    return null;
+  }
+  if (reply.ok) {
+    let text = DONE[type] || "";
+    if (reply.scan) text += ` (reader seq ${reply.scan.seq})`;
+    status(text);
+  } else {
+    showError(`${reply.error.message} [${reply.error.code}]`);
+  }
+  return reply;
+}
+
+document.querySelectorAll("[data-command]").forEach((button) => {
+  button.addEventListener("click", () => command(button.dataset.command));
+});
+
+$("manual-form").addEventListener("submit", async (e) => {
+  e.preventDefault();
+  const card = $("manual-rank").value + $("manual-suit").value;
+  const reply = await command("manual_card", { card: card, burn: $("manual-burn").checked });
+  if (reply?.ok) $("manual-burn").checked = false;
+});
+
+$("reader-error-dismiss").addEventListener("click", () => {
+  $("reader-error").hidden = true;
+});
+
+// -- supervisor actions ----------------------------------------------------------------
+
+const dialog = $("supervisor-dialog");
+const ACTIONS = { void_round: "Void round", correct_card: "Correct card",
+  discard_card: "Discard card", resolve_dispute: "Resolve dispute" };
+let action = null;
+let target = null; // the round the action is about (its cards fill "Card to correct")
+
+// The round whose cards a correction names: the one being dealt, else the last one.
+function correctable() {
+  const s = state;
+  if (!s) return null;
+  if (s.round?.cards.length) return s.round;
+  return s.previous?.cards.length ? s.previous : null;
+}
+
+// The round with the open dispute (the table's first one).
+function disputed() {
+  const s = state;
+  const open = s?.disputes?.length ? s.disputes[0] : null;
+  if (!open) return null;
+  if (s.round && s.round.id === open.round) return s.round;
+  if (s.previous && s.previous.id === open.round) return s.previous;
+  return { id: open.round, cards: [] };
+}
+
+function fillPositions(round) {
+  const select = $("correct-position");
+  select.replaceChildren();
+  (round ? round.cards : []).forEach((c) => {
+    const option = document.createElement("option");
+    option.value = String(c.n);
+    option.textContent = `${c.n}. ${c.card ? cardText(c.card) : "face down"} → ${c.label}`;
+    select.append(option);
+  });
+}
+
+function showFields() {
+  const resolution = document.querySelector("input[name=resolution]:checked").value;
+  const dispute = action === "resolve_dispute";
+  $("resolution-field").hidden = !dispute;
+  $("card-field").hidden = !(action === "correct_card" || (dispute && resolution === "correct"));
+  $("discard-field").hidden = action !== "discard_card";
+  const needsReason = action === "void_round" || action === "discard_card"
+    || (dispute && resolution === "void");
+  $("reason-field").hidden = !(needsReason || action === "correct_card" || dispute);
+  $("supervisor-reason").required = needsReason;
+  $("correct-card").disabled = $("correct-out").checked;
+}
+
+document.querySelectorAll("input[name=resolution]").forEach((radio) => {
+  radio.addEventListener("change", showFields);
+});
+$("correct-out").addEventListener("change", showFields);
+
+document.querySelectorAll("[data-supervisor]").forEach((button) => {
+  button.addEventListener("click", () => {
+    action = button.dataset.supervisor;
+    $("supervisor-title").textContent = `Supervisor approval: ${ACTIONS[action]}`;
+    const round = state?.round;
+    target = action === "resolve_dispute" ? disputed()
+      : action === "correct_card" ? correctable() : round;
+    let what = `${ACTIONS[action]} needs a supervisor's login.`;
+    if (action === "void_round" && round) {
+      what = `Void round ${round.id}: every stake goes back to the stations.`;
+    } else if (action === "correct_card" && target) {
+      what = `Correct a card of round ${target.id}: the round is replayed with it.`;
+    } else if (action === "resolve_dispute" && target) {
+      const open = state.disputes[0];
+      what = `Station ${open.station} disputes round ${open.round}.`;
+    } else if (action === "discard_card") {
+      what = "A card that left the shoe without being read and is not used.";
+    }
+    $("supervisor-what").textContent = what;
+    fillPositions(target);
+    $("correct-out").checked = false;
+    $("supervisor-error").hidden = true;
+    $("supervisor-password").value = "";
+    showFields();
+    dialog.showModal();
+    $("supervisor-username").focus();
+  });
+});
+
+$("supervisor-cancel").addEventListener("click", () => dialog.close());
+dialog.addEventListener("close", () => {
+  $("supervisor-password").value = ""; // also when closed with Escape
+});
+
+$("supervisor-form").addEventListener("submit", async (e) => {
+  e.preventDefault();
+  const fields = { supervisor: { username: $("supervisor-username").value,
+    password: $("supervisor-password").value } };
+  const reason = $("supervisor-reason").value;
+  if (action === "void_round") {
+    fields.reason = reason;
+    if (state?.round) fields.round = state.round.id;
+  } else if (action === "discard_card") {
+    fields.reason = reason;
+    if ($("discard-card").value) fields.card = $("discard-card").value;
+  } else {
+    if (reason) fields.reason = reason;
+    if (target) fields.round = target.id;
+    if (action === "resolve_dispute") {
+      fields.resolution = document.querySelector("input[name=resolution]:checked").value;
+    }
+    if (action === "correct_card" || fields.resolution === "correct") {
+      fields.position = Number($("correct-position").value);
+      if ($("correct-out").checked) fields.burn = true;
+      else fields.card = $("correct-card").value;
+    }
+  }
+  $("supervisor-password").value = "";
+  const reply = await send(action, fields);
+  if (reply?.ok) {
+    dialog.close();
+    $("supervisor-reason").value = "";
+    status(DONE[action] || "Done");
+    return;
+  }
+  const el = $("supervisor-error");
+  el.textContent = reply ? `${reply.error.message} [${reply.error.code}]`
+    : "The connection dropped: try again once it is back.";
+  el.hidden = false;
+});
+
+// -- messages ------------------------------------------------------------------------
+
+function showReaderError(frame) {
+  const time = new Date().toLocaleTimeString();
+  $("reader-error-text").textContent = `${frame.message} [${frame.code}] at ${time}`;
+  $("reader-error").hidden = false;
+}
+
+function showError(text) {
+  const el = $("command-error");
+  el.textContent = text;
+  el.hidden = false;
+}
+
+function hideError() {
+  $("command-error").hidden = true;
+}
+
+function status(text) {
+  $("command-status").textContent = text;
+}
+
+// -- drawing -------------------------------------------------------------------------
+
+function setState(next) {
+  state = next;
+  if (next.now) clockOffset = Date.parse(next.now) - Date.now();
+  render();
+}
+
+function cardText(text) {
+  const suit = SUITS[text[1]] || ["?", text[1]];
+  return (text[0] === "T" ? "10" : text[0]) + suit[0];
+}
+
+function cardSpan(text) {
+  const span = document.createElement("span");
+  span.className = "card";
+  if (!text) {
+    span.classList.add("down");
+    span.textContent = "face down";
     return span;
   }
+  const rank = text[0];
+  const suit = SUITS[text[1]] || ["?", text[1]];
+  span.textContent = (rank === "T" ? "10" : rank) + suit[0];
+  span.title = `${RANKS[rank] || rank} of ${suit[1]}`;
+  if (text[1] === "H" || text[1] === "D") span.classList.add("red");
+  return span;
+}
 
-  function fillCards(el, cards, holeDown) {
-    el.replaceChildren();
-    (cards || []).forEach((c) => el.append(cardSpan(c)));
-    if (holeDown) el.append(cardSpan(null));
-    if (!el.childNodes.length) el.textContent = "none";
+function fillCards(el, cards, holeDown) {
+  el.replaceChildren();
+  (cards || []).forEach((c) => {
+    el.append(cardSpan(c));
+  });
+  if (holeDown) el.append(cardSpan(null));
+  if (!el.childNodes.length) el.textContent = "none";
+}
+
+function render() {
+  const busy = pending.size > 0 && Array.from(pending.values()).some((p) => p.type !== "state");
+  const s = state;
+  const table = s ? s.table : null;
+  const round = s ? s.round : null;
+  const phase = round ? round.phase : null;
+  const view = round ? round.view : null;
+
+  if (table) {
+    $("table-status").textContent = (table.is_open ? "Open" : "Closed") + " · " + table.mode
+      + " · " + table.currency;
+    $("table-status").className = `pill ${table.is_open ? "good" : ""}`;
+  }
+  $("prompt").textContent = s ? s.awaiting : "…";
+
+  $("round-info").textContent = round
+    ? `Round ${round.id} · ${phase}${view?.step ? ` · step ${view.step}` : ""}`
+    : "none";
+  $("stations-info").textContent = round
+    ? `${round.stations_playing} playing · ${round.stations_done} done`
+    : "none";
+  $("hands-info").textContent = round?.hands
+    ? `${round.hands_finished} of ${round.hands} finished`
+    : "none";
+  $("shoe-info").textContent = s?.shoe
+    ? "Shoe " + s.shoe.id + " · " + s.shoe.decks + " decks · " + s.shoe.cards_drawn
+      + " cards drawn · reader seq " + s.shoe.reader_seq
+    : "not started";
+
+  const prev = s ? s.previous : null;
+  const last = $("last-round");
+  if (prev && prev.phase === "settled" && prev.dealer) {
+    last.textContent = "Last round " + prev.id + ": dealer " + prev.dealer.total
+      + (prev.dealer.blackjack ? " (blackjack)" : prev.dealer.bust ? " (bust)" : "")
+      + ". Pay and clear.";
+    last.hidden = false;
+  } else if (prev && prev.phase === "void" && prev.void) {
+    last.textContent = `Last round ${prev.id} void: ${prev.void.reason}`;
+    last.hidden = false;
+  } else if (round && phase === "void" && round.void) {
+    last.textContent = `Round ${round.id} void: ${round.void.reason}`;
+    last.hidden = false;
+  } else {
+    last.hidden = true;
   }
 
-  function render() {
-    const busy = pending.size > 0 && Array.from(pending.values()).some((p) => p.type !== "state");
-    const s = state;
-    const table = s ? s.table : null;
-    const round = s ? s.round : null;
-    const phase = round ? round.phase : null;
-    const view = round ? round.view : null;
-
-    if (table) {
-      $("table-status").textContent = (table.is_open ? "Open" : "Closed") + " · " + table.mode
-        + " · " + table.currency;
-      $("table-status").className = "pill " + (table.is_open ? "good" : "");
-    }
-    $("prompt").textContent = s ? s.awaiting : "…";
-
-    $("round-info").textContent = round
-      ? "Round " + round.id + " · " + phase + (view && view.step ? " · step " + view.step : "")
-      : "none";
-    $("stations-info").textContent = round
-      ? round.stations_playing + " playing · " + round.stations_done + " done"
-      : "none";
-    $("hands-info").textContent = round && round.hands
-      ? round.hands_finished + " of " + round.hands + " finished"
-      : "none";
-    $("shoe-info").textContent = s && s.shoe
-      ? "Shoe " + s.shoe.id + " · " + s.shoe.decks + " decks · " + s.shoe.cards_drawn
-        + " cards drawn · reader seq " + s.shoe.reader_seq
-      : "not started";
-
-    const prev = s ? s.previous : null;
-    const last = $("last-round");
-    if (prev && prev.phase === "settled" && prev.dealer) {
-      last.textContent = "Last round " + prev.id + ": dealer " + prev.dealer.total
-        + (prev.dealer.blackjack ? " (blackjack)" : prev.dealer.bust ? " (bust)" : "")
-        + ". Pay and clear.";
-      last.hidden = false;
-    } else if (prev && prev.phase === "void" && prev.void) {
-      last.textContent = "Last round " + prev.id + " void: " + prev.void.reason;
-      last.hidden = false;
-    } else if (round && phase === "void" && round.void) {
-      last.textContent = "Round " + round.id + " void: " + round.void.reason;
-      last.hidden = false;
-    } else {
-      last.hidden = true;
-    }
-
-    // The table: dealer and boxes (of the round, or of the last round while bets are open).
-    const shown = view ? round : prev && prev.view ? prev : round;
-    const shownView = shown ? shown.view : null;
-    fillCards($("dealer-cards"), shownView ? shownView.dealer.cards : [],
-      shownView && shownView.dealer.hole_card === "face_down");
-    if (shownView && shownView.dealer.total !== undefined) {
-      const d = shownView.dealer;
-      const total = document.createElement("span");
-      total.className = "total";
-      total.textContent = "= " + d.total + (d.blackjack ? " blackjack" : d.total > 21 ? " bust" : "");
-      $("dealer-cards").append(total);
-    }
-    const boxes = $("boxes");
-    boxes.replaceChildren();
-    const count = table ? table.boxes : config.boxes;
-    const betOn = round && round.boxes_bet ? round.boxes_bet : [];
-    for (let b = 1; b <= count; b += 1) {
-      const li = document.createElement("li");
-      if (betOn.includes(b)) li.classList.add("bet");
-      const label = document.createElement("span");
-      label.className = "label";
-      label.textContent = "Box " + b + (betOn.includes(b) ? " · bet" : "");
-      const cards = document.createElement("div");
-      cards.className = "cards";
-      fillCards(cards, shownView && shownView.boxes[String(b)] ? shownView.boxes[String(b)] : [], false);
-      li.append(label, document.createElement("br"), cards);
-      boxes.append(li);
-    }
-    const stations = $("stations");
-    stations.replaceChildren();
-    (round ? round.stations : []).forEach((st) => {
-      const li = document.createElement("li");
-      li.textContent = st.station + (phase === "betting" ? " · bet" : st.done ? " · done" : " · deciding");
-      stations.append(li);
-    });
-
-    // The cards scanned, with where each went.
-    const listed = round && round.cards.length ? round : prev && prev.cards.length ? prev : round;
-    const list = $("card-list");
-    list.replaceChildren();
-    const cards = listed ? listed.cards : [];
-    cards.forEach((c) => {
-      const li = document.createElement("li");
-      li.append(cardSpan(c.card), " → " + c.label);
-      if (c.corrected_from) li.append(" (corrected; read as " + cardText(c.corrected_from) + ")");
-      list.append(li);
-    });
-    $("no-cards").hidden = cards.length > 0;
-    $("cards-heading").textContent = listed && listed !== round
-      ? "Cards of round " + listed.id + " (last round)"
-      : listed ? "Cards of round " + listed.id : "Cards this round";
-
-    // What may be pressed now.
-    const live = connected && !busy;
-    const isOpen = table && table.is_open;
-    setEnabled("open-table", live && (!isOpen || !round || ["settled", "void"].includes(phase)));
-    setEnabled("close-table", live && isOpen);
-    setEnabled("close-bets", live && phase === "betting");
-    setEnabled("deal", live && round && !!round.card_for);
-    const onlyBurns = round && round.cards.every((c) => c.to === "burn");
-    setEnabled("burn", live && phase === "deal" && onlyBurns);
-    setEnabled("new-shoe", live && !IN_PLAY.includes(phase));
-    setEnabled("manual-submit", live);
-    const open = s && s.disputes ? s.disputes : [];
-    document.querySelectorAll("[data-supervisor]").forEach((button) => {
-      const openWindow = round && round.dispute_until
-        && Date.parse(round.dispute_until) > Date.now() + clockOffset;
-      const voidable = round && (!["settled", "void"].includes(phase)
-        || (phase === "settled" && (round.halted || openWindow)));
-      const allowed = {
-        void_round: voidable,
-        correct_card: !!correctable(),
-        discard_card: IN_PLAY.includes(phase),
-        resolve_dispute: open.length > 0,
-      }[button.dataset.supervisor];
-      button.disabled = !live || !allowed;
-    });
-
-    // An open dispute: who, when, which round.
-    const alert = $("dispute-alert");
-    if (open.length) {
-      $("dispute-text").textContent = open.map((d) => "station " + d.station + " disputes round "
-        + d.round + " (" + new Date(d.at).toLocaleTimeString() + "): call a supervisor.").join(" ");
-      alert.hidden = false;
-    } else {
-      alert.hidden = true;
-    }
-    tick();
+  // The table: dealer and boxes (of the round, or of the last round while bets are open).
+  const shown = view ? round : prev?.view ? prev : round;
+  const shownView = shown ? shown.view : null;
+  fillCards($("dealer-cards"), shownView ? shownView.dealer.cards : [],
+    shownView && shownView.dealer.hole_card === "face_down");
+  if (shownView && shownView.dealer.total !== undefined) {
+    const d = shownView.dealer;
+    const total = document.createElement("span");
+    total.className = "total";
+    total.textContent = `= ${d.total}${d.blackjack ? " blackjack" : d.total > 21 ? " bust" : ""}`;
+    $("dealer-cards").append(total);
   }
-
-  function setEnabled(id, on) {
-    $(id).disabled = !on;
+  const boxes = $("boxes");
+  boxes.replaceChildren();
+  const count = table ? table.boxes : config.boxes;
+  const betOn = round?.boxes_bet ? round.boxes_bet : [];
+  for (let b = 1; b <= count; b += 1) {
+    const li = document.createElement("li");
+    if (betOn.includes(b)) li.classList.add("bet");
+    const label = document.createElement("span");
+    label.className = "label";
+    label.textContent = `Box ${b}${betOn.includes(b) ? " · bet" : ""}`;
+    const cards = document.createElement("div");
+    cards.className = "cards";
+    fillCards(cards, shownView?.boxes[String(b)] ? shownView.boxes[String(b)] : [], false);
+    li.append(label, document.createElement("br"), cards);
+    boxes.append(li);
   }
+  const stations = $("stations");
+  stations.replaceChildren();
+  (round ? round.stations : []).forEach((st) => {
+    const li = document.createElement("li");
+    li.textContent = st.station + (phase === "betting" ? " · bet" : st.done ? " · done" : " · deciding");
+    stations.append(li);
+  });
 
-  function tick() {
-    const el = $("timer");
-    const deadline = state && state.round && state.round.deadline;
-    if (!deadline || ["settled", "void"].includes(state.round.phase)) {
-      el.textContent = "no timer";
-      el.classList.remove("low");
-      return;
-    }
-    const left = Math.max(0, Date.parse(deadline) - (Date.now() + clockOffset));
-    const seconds = Math.ceil(left / 1000);
-    el.textContent = Math.floor(seconds / 60) + ":" + String(seconds % 60).padStart(2, "0");
-    el.classList.toggle("low", seconds <= 5);
+  // The cards scanned, with where each went.
+  const listed = round?.cards.length ? round : prev?.cards.length ? prev : round;
+  const list = $("card-list");
+  list.replaceChildren();
+  const cards = listed ? listed.cards : [];
+  cards.forEach((c) => {
+    const li = document.createElement("li");
+    li.append(cardSpan(c.card), ` → ${c.label}`);
+    if (c.corrected_from) li.append(` (corrected; read as ${cardText(c.corrected_from)})`);
+    list.append(li);
+  });
+  $("no-cards").hidden = cards.length > 0;
+  $("cards-heading").textContent = listed && listed !== round
+    ? `Cards of round ${listed.id} (last round)`
+    : listed ? `Cards of round ${listed.id}` : "Cards this round";
+
+  // What may be pressed now.
+  const live = connected && !busy;
+  const isOpen = table?.is_open;
+  setEnabled("open-table", live && (!isOpen || !round || ["settled", "void"].includes(phase)));
+  setEnabled("close-table", live && isOpen);
+  setEnabled("close-bets", live && phase === "betting");
+  setEnabled("deal", live && round && !!round.card_for);
+  const onlyBurns = round?.cards.every((c) => c.to === "burn");
+  setEnabled("burn", live && phase === "deal" && onlyBurns);
+  setEnabled("new-shoe", live && !IN_PLAY.includes(phase));
+  setEnabled("manual-submit", live);
+  const open = s?.disputes ? s.disputes : [];
+  document.querySelectorAll("[data-supervisor]").forEach((button) => {
+    const openWindow = round?.dispute_until
+      && Date.parse(round.dispute_until) > Date.now() + clockOffset;
+    const voidable = round && (!["settled", "void"].includes(phase)
+      || (phase === "settled" && (round.halted || openWindow)));
+    const allowed = {
+      void_round: voidable,
+      correct_card: !!correctable(),
+      discard_card: IN_PLAY.includes(phase),
+      resolve_dispute: open.length > 0,
+    }[button.dataset.supervisor];
+    button.disabled = !live || !allowed;
+  });
+
+  // An open dispute: who, when, which round.
+  const alert = $("dispute-alert");
+  if (open.length) {
+    $("dispute-text").textContent = open.map((d) => "station " + d.station + " disputes round "
+      + d.round + " (" + new Date(d.at).toLocaleTimeString() + "): call a supervisor.").join(" ");
+    alert.hidden = false;
+  } else {
+    alert.hidden = true;
   }
+  tick();
+}
 
-  setInterval(tick, 250);
-  // No polling: a station's bet change reaches the tablet as {"type": "changed", "what": "bets"}.
-  connect();
-})();
+function setEnabled(id, on) {
+  $(id).disabled = !on;
+}
+
+function tick() {
+  const el = $("timer");
+  const deadline = state?.round?.deadline;
+  if (!deadline || ["settled", "void"].includes(state.round.phase)) {
+    el.textContent = "no timer";
+    el.classList.remove("low");
+    return;
+  }
+  const left = Math.max(0, Date.parse(deadline) - (Date.now() + clockOffset));
+  const seconds = Math.ceil(left / 1000);
+  el.textContent = `${Math.floor(seconds / 60)}:${String(seconds % 60).padStart(2, "0")}`;
+  el.classList.toggle("low", seconds <= 5);
+}
+
+setInterval(tick, 250);
+// No polling: a station's bet change reaches the tablet as {"type": "changed", "what": "bets"}.
+connect();
