@@ -7,8 +7,9 @@ stderr when the scenario is invalid (spec/scenario-format.md).
 ``--url`` the server runs in this process on a throwaway database of its own (a temporary
 SQLite file, or a temporary PostgreSQL database when DATABASE_URL names PostgreSQL) and
 its own in-memory channel layer, and the database is removed when the command ends
-(``--keep``: kept, its DATABASE_URL on stderr): the configured database is never used. With
-``--url`` the database is that server's: the replay table stays, marked as one.
+(``--keep``: kept, its DATABASE_URL on stderr): nothing of the replay reaches the configured
+database. With ``--url`` the database is that server's: the replay table stays, marked as
+one.
 """
 
 from __future__ import annotations
