@@ -2,8 +2,9 @@
 
     .venv/bin/python bench/replay.py [--timer-ms 50] [--repeat 1]
 
-Uses a throwaway SQLite database in a temporary folder (migrated first) unless DATABASE_URL
-is set, and the in-process server of ``play_scenario --live`` (rounds/live_replay.py): each
+Uses the throwaway database of ``play_scenario --live`` (a temporary SQLite file, or a
+temporary PostgreSQL database when DATABASE_URL names PostgreSQL; migrated first, removed at
+the end) and its in-process server (rounds/live_replay.py): each
 round sets up its table, cashes in, bets, answers the prompts over websockets, lets the
 timer answer where the scenario's list is empty, and reads the outcome back from the
 database. Prints how many rounds gave an output different from the engine path and the
@@ -17,7 +18,6 @@ import json
 import os
 import statistics
 import sys
-import tempfile
 import time
 from decimal import Decimal
 from pathlib import Path
@@ -31,19 +31,21 @@ def main() -> None:
     parser.add_argument("--timer-ms", type=int, default=50)
     parser.add_argument("--repeat", type=int, default=1)
     args = parser.parse_args()
-    folder = tempfile.mkdtemp(prefix="tablehub-replay-")
-    os.environ.setdefault("DATABASE_URL", f"sqlite:///{folder}/replay.sqlite3")
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "tablehub.settings")
     os.environ.setdefault("TABLEHUB_TIMERS", "inprocess")
     import django
 
     django.setup()
-    from django.core.management import call_command
+    from rounds.live_replay import throwaway_database
 
+    with throwaway_database():
+        replay_all(args.timer_ms, args.repeat)
+
+
+def replay_all(timer_ms: int, repeat: int) -> None:
     from rounds.engine import EngineError, play_scenario
     from rounds.live_replay import play_live
 
-    call_command("migrate", verbosity=0)
     files = sorted(
         p
         for p in (ROOT / "tests" / "scenarios").glob("*.json")
@@ -51,12 +53,12 @@ def main() -> None:
     )
     differ: list[str] = []
     seconds: list[float] = []
-    for _ in range(args.repeat):
+    for _ in range(repeat):
         for path in files:
             data = json.loads(path.read_text(), parse_float=Decimal)
             start = time.perf_counter()
             try:
-                outcome = play_live(data, timer_ms=args.timer_ms)
+                outcome = play_live(data, timer_ms=timer_ms)
             except EngineError as exc:
                 differ.append(f"{path.stem}: {exc.line()}")
                 continue
@@ -67,7 +69,7 @@ def main() -> None:
     seconds.sort()
     ms = [s * 1000 for s in seconds]
     print(
-        f"--timer-ms {args.timer_ms}: {len(files) * args.repeat} rounds, {len(differ)} differ; "
+        f"--timer-ms {timer_ms}: {len(files) * repeat} rounds, {len(differ)} differ; "
         f"per round median {statistics.median(ms):.0f} ms, p90 {ms[int(len(ms) * 0.9)]:.0f} ms, "
         f"max {ms[-1]:.0f} ms; all rounds {sum(seconds):.1f} s"
     )

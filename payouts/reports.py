@@ -14,6 +14,10 @@ doubles and splits included), insurance and each special bet:
 The totals are checked against the ledger: ``ledger.staked`` and ``ledger.paid`` are the
 stations' stake and return entries of the same rounds, and ``ledger.balanced`` says that
 they equal the report's drop and paid.
+
+A replay table (``Table.is_replay``: made by ``play_scenario --live`` on a running server)
+counts nothing: its report has no rounds (``table.is_replay`` says why), and a report of
+several tables (``reports_csv``) leaves it out.
 """
 
 from __future__ import annotations
@@ -24,7 +28,7 @@ from datetime import datetime
 from decimal import Decimal
 from typing import Any
 
-from django.db.models import Count, Q, Sum
+from django.db.models import Count, Q, QuerySet, Sum
 from django.db.models.functions import Coalesce
 
 from payouts.models import LedgerEntry
@@ -101,11 +105,10 @@ def table_report(
 ) -> dict[str, Any]:
     """The report of ``table`` for rounds settled in ``[start, end)`` (module docstring).
     With ``theoretical=False`` the par sheets are not read (no theoretical columns)."""
-    settled = Round.objects.filter(
-        table=table, phase=Round.Phase.SETTLED, settled_at__gte=start, settled_at__lt=end
-    )
+    rounds = counted_rounds().filter(table=table)
+    settled = rounds.filter(phase=Round.Phase.SETTLED, settled_at__gte=start, settled_at__lt=end)
     voided = (
-        Round.objects.filter(table=table, phase=Round.Phase.VOID)
+        rounds.filter(phase=Round.Phase.VOID)
         .annotate(at=Coalesce("settled_at", "created_at"))
         .filter(at__gte=start, at__lt=end)
     )
@@ -179,7 +182,12 @@ def table_report(
     staked = -(ledger.get(LedgerEntry.Kind.STAKE) or ZERO)
     paid = ledger.get(LedgerEntry.Kind.RETURN) or ZERO
     return {
-        "table": {"id": table.pk, "name": table.name, "currency": table.currency},
+        "table": {
+            "id": table.pk,
+            "name": table.name,
+            "currency": table.currency,
+            "is_replay": table.is_replay,
+        },
         "start": start.isoformat(),
         "end": end.isoformat(),
         "rounds_played": total.rounds,
@@ -196,6 +204,11 @@ def table_report(
     }
 
 
+def counted_rounds() -> QuerySet[Round]:
+    """The rounds reports count: every round but those of replay tables."""
+    return Round.objects.filter(table__is_replay=False)
+
+
 def report_csv(report: dict[str, Any]) -> str:
     """The report's lines and total as CSV, one row per bet, the table and range repeated."""
     out = io.StringIO()
@@ -209,8 +222,8 @@ def report_csv(report: dict[str, Any]) -> str:
 
 
 def reports_csv(reports: list[dict[str, Any]]) -> str:
-    """Several tables' reports in one CSV (one header)."""
-    parts = [report_csv(r) for r in reports]
+    """Several tables' reports in one CSV (one header); replay tables' are left out."""
+    parts = [report_csv(r) for r in reports if not r["table"].get("is_replay")]
     if not parts:
         return ",".join(("table", "start", "end", *COLUMNS)) + "\n"
     return parts[0] + "".join(p.split("\n", 1)[1] for p in parts[1:])

@@ -1,13 +1,19 @@
 """``play_scenario --live``: a scenario played through the real table, end to end.
 
-A throwaway table is configured from the scenario; the ASGI server runs in this process on
-127.0.0.1 (or a running one is used, ``url``); one websocket client per station plays the
+A replay table (``Table.is_replay``, which reports leave out) is configured from the
+scenario; the ASGI server runs in this process on 127.0.0.1 (or a running one is used,
+``url``); one websocket client per station plays the
 station protocol (docs/protocol.md) and one client is the card reader. Each station cashes
 in, places its bets, and answers every prompt with its next action; when its list is empty
 it sends nothing and the table's timer answers for it. The outcome is read back from the
 database (hands, ledger, special bets, the dealer's hand from the event log), never from an
 engine in memory. The In For 6 assignment comes from the scenario's ``bonus`` through the
 secure RNG's one seam (``payouts.specials.bonus.fixed_bonus``).
+
+Nothing is ever deleted (docs: "Money is a ledger"): the replay's table, rounds and ledger
+entries stay in the database it played on. ``play_scenario --live`` without ``url`` plays on
+a throwaway database of its own (``throwaway_database``) and removes that database
+afterwards; with ``url`` the database is the running server's, and the replay table stays.
 """
 
 from __future__ import annotations
@@ -16,18 +22,24 @@ import asyncio
 import json
 import logging
 import secrets
+import shutil
+import tempfile
 import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from decimal import Decimal
+from pathlib import Path
 from typing import Any
 
 from django.conf import settings
+from django.core.exceptions import ImproperlyConfigured
+from django.core.management import call_command
+from django.db import DEFAULT_DB_ALIAS, connections
 
-from payouts.models import LedgerEntry
 from payouts.specials.bonus import fixed_bonus
 from rounds import writer
 from rounds.engine import EngineError
 from rounds.engine.scenario import Scenario, _shoe_exhausted, parse_scenario
-from rounds.models import Round
 from rounds.selectors import round_outcome
 from stations.models import Station
 from tablehub.loopback import free_port, wait_for_port
@@ -35,6 +47,7 @@ from tablehub.models import Jurisdiction, Table, TableConfig
 
 _SERVER: dict[str, Any] = {}
 REPLAY_LIMIT_SECONDS = 120
+REPLAY_DATABASE_PREFIX = "tablehub_replay_"  # a throwaway PostgreSQL database's name
 
 
 def in_process_server() -> str:
@@ -57,10 +70,78 @@ def in_process_server() -> str:
     return _SERVER["url"]
 
 
-def play_live(
-    data: object, url: str | None = None, timer_ms: int | None = None, keep: bool = False
-) -> dict[str, Any]:
-    """Replay a decoded scenario on the real table; the spec's output, or EngineError."""
+@contextmanager
+def throwaway_database(
+    keep: bool = False, say: Callable[[str], object] | None = None
+) -> Iterator[str]:
+    """Point Django's default database at a new one, migrated, for the rest of this process;
+    remove it when the block ends, however it ends, unless ``keep``. Yields where it is, as
+    a DATABASE_URL (no password), which ``keep`` also tells ``say``.
+
+    On the embedded default (SQLite) it is a file in a temporary folder, removed with the
+    folder; when DATABASE_URL names PostgreSQL it is a database of the same server,
+    ``tablehub_replay_<random>``, created and dropped through a connection of its own to the
+    configured database (which is never otherwise used). Enter it before anything uses the
+    default database: the switch is made in the settings every thread makes its connection
+    from, so the in-process server's threads (consumers, timers, sweeps) play on it too.
+    Afterwards the settings still name the removed database, on purpose: a timer or sweep of
+    the in-process server that wakes up later fails instead of reaching the configured one.
+    """
+    db = settings.DATABASES[DEFAULT_DB_ALIAS]
+    connection = connections[DEFAULT_DB_ALIAS]
+    connection.close()
+    if connection.vendor == "sqlite":
+        folder = Path(tempfile.mkdtemp(prefix="tablehub-replay-"))
+        db["NAME"] = str(folder / "replay.sqlite3")
+        where = f"sqlite:///{db['NAME']}"
+
+        def remove() -> None:
+            shutil.rmtree(folder, ignore_errors=True)
+
+    elif connection.vendor == "postgresql":
+        name = REPLAY_DATABASE_PREFIX + secrets.token_hex(6)
+        # A connection of its own, made from the settings as they are now (the configured
+        # database): it outlives the switch, to drop the throwaway database at the end.
+        admin = type(connection)({**db, "OPTIONS": dict(db.get("OPTIONS", {}))}, "replay-admin")
+        quoted = admin.ops.quote_name(name)
+        try:
+            with admin.cursor() as cursor:
+                cursor.execute(f"CREATE DATABASE {quoted}")
+        finally:
+            admin.close()
+        db["NAME"] = name
+        user, host, port = db.get("USER") or "", db.get("HOST") or "", db.get("PORT") or ""
+        where = f"postgres://{user}{'@' if user else ''}{host}{':' if port else ''}{port}/{name}"
+
+        def remove() -> None:
+            # FORCE ends the connections other threads of this process still hold (the
+            # in-process server's); they cannot be closed from this one.
+            try:
+                with admin.cursor() as cursor:
+                    cursor.execute(f"DROP DATABASE IF EXISTS {quoted} WITH (FORCE)")
+            finally:
+                admin.close()
+
+    else:
+        raise ImproperlyConfigured(
+            f"play_scenario --live plays on a throwaway SQLite or PostgreSQL database, not "
+            f"{connection.vendor}; give --url to play on a running server"
+        )
+    try:
+        call_command("migrate", verbosity=0, interactive=False)
+        yield where
+    finally:
+        connections.close_all()  # this thread's; the server threads' are ended by remove()
+        if keep:
+            if say is not None:
+                say(f"the replay's database is kept: DATABASE_URL={where}")
+        else:
+            remove()
+
+
+def play_live(data: object, url: str | None = None, timer_ms: int | None = None) -> dict[str, Any]:
+    """Replay a decoded scenario on the real table; the spec's output, or EngineError. The
+    replay table and everything played on it stay in the default database."""
     scenario = parse_scenario(data)  # the same checks as the engine path
     if url is None:
         settings.TABLEHUB_TIMERS = "inprocess"  # our own server keeps the table's time
@@ -68,16 +149,12 @@ def play_live(
     # stderr: one line, or nothing (after the server's start, which configures logging)
     logging.getLogger("tablehub").setLevel(logging.ERROR)
     table, secrets_by_station = _set_up(data, scenario, timer_ms)
-    try:
-        with fixed_bonus(scenario.bonus):
-            return asyncio.run(
-                asyncio.wait_for(
-                    _replay(url, table, scenario, secrets_by_station), REPLAY_LIMIT_SECONDS
-                )
+    with fixed_bonus(scenario.bonus):
+        return asyncio.run(
+            asyncio.wait_for(
+                _replay(url, table, scenario, secrets_by_station), REPLAY_LIMIT_SECONDS
             )
-    finally:
-        if not keep:
-            _tear_down(table)
+        )
 
 
 def jsonable(value: Any) -> Any:
@@ -96,7 +173,7 @@ def _set_up(data: dict, scenario: Scenario, timer_ms: int | None) -> tuple[Table
         code=f"replay-{tag}", name="Scenario replay", max_decision_seconds=max(25, int(seconds))
     )
     table = Table.objects.create(
-        name=f"replay-{tag}", jurisdiction=jurisdiction, boxes=scenario.boxes
+        name=f"replay-{tag}", jurisdiction=jurisdiction, boxes=scenario.boxes, is_replay=True
     )
     table.set_reader_key(tag)
     table.save()
@@ -122,21 +199,6 @@ def _set_up(data: dict, scenario: Scenario, timer_ms: int | None) -> tuple[Table
         station.save()
     keys["__reader__"] = tag
     return table, keys
-
-
-def _tear_down(table: Table) -> None:
-    rounds = Round.objects.filter(table=table)
-    for station in table.stations.all():  # cash movements: the house side has no round
-        LedgerEntry.objects.filter(station=None, key__startswith=f"station:{station.pk}:").delete()
-    LedgerEntry.objects.filter(station__table=table).delete()
-    LedgerEntry.objects.filter(round__in=rounds).delete()
-    rounds.delete()
-    jurisdiction = table.jurisdiction
-    table.shoes.all().delete()
-    table.stations.all().delete()
-    table.configs.all().delete()
-    table.delete()
-    jurisdiction.delete()
 
 
 class StationClient:

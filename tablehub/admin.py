@@ -132,8 +132,16 @@ class ConfigInline(admin.TabularInline):
 
 @admin.register(Table)
 class TableAdmin(SimpleHistoryAdmin):
-    list_display = ("name", "jurisdiction", "mode", "is_open", "config_version", "configure")
-    list_filter = ("jurisdiction", "mode", "is_open")
+    list_display = (
+        "name",
+        "jurisdiction",
+        "mode",
+        "is_open",
+        "is_replay",
+        "config_version",
+        "configure",
+    )
+    list_filter = ("jurisdiction", "mode", "is_open", "is_replay")
     search_fields = ("name",)
     filter_horizontal = ("staff",)
     exclude = ("reader_key",)
@@ -141,10 +149,11 @@ class TableAdmin(SimpleHistoryAdmin):
     actions = ["report_last_day"]
 
     def get_readonly_fields(self, request, obj=None):
+        # A replay table (play_scenario --live) is marked by the replay, never by hand.
         # Moving a table to another jurisdiction changes what it may be configured with.
         if obj is not None and not request.user.has_perm("tablehub.change_jurisdiction"):
-            return ("jurisdiction",)
-        return ()
+            return ("jurisdiction", "is_replay")
+        return ("is_replay",)
 
     @admin.display(description="configuration")
     def config_version(self, obj: Table) -> str:

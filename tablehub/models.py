@@ -155,6 +155,10 @@ class Table(models.Model):
     currency = models.CharField(max_length=3, default="USD")
     mode = models.CharField(max_length=8, choices=Mode.choices, default=Mode.DEALER)
     is_open = models.BooleanField(default=False, help_text="a new round opens after each one")
+    is_replay = models.BooleanField(
+        default=False,
+        help_text="made by play_scenario --live to replay a scenario; reports leave it out",
+    )
     reader_key = models.CharField(
         max_length=128, blank=True, help_text="hash of the card reader's credential"
     )

@@ -6,14 +6,17 @@ from decimal import Decimal
 import pytest
 from django.utils import timezone
 
-from payouts.reports import report_csv, table_report
+from payouts.models import LedgerEntry
+from payouts.reports import report_csv, reports_csv, table_report
 from payouts.rtp import special_sheet
 from rounds import writer
 from rounds.engine import CardDrawn, RuleSet, parse_card
 from rounds.models import Round
 from rounds.voids import void_round
+from stations.models import Station
+from stations.services import cash_in
 from tablehub.configuration import save_version
-from tablehub.models import Report
+from tablehub.models import Report, Table
 from tablehub.testing import play
 
 from .conftest import default_pays, wa_config
@@ -167,3 +170,47 @@ def test_reports_need_the_report_permission(api, users, table):
         api(users["supervisor"], "post", f"/api/tables/{table.pk}/reports/", body).status_code
         == 403
     )
+
+
+def test_a_replay_table_is_left_out_of_reports(login, table):
+    """The same round on a normal table and on a replay table (play_scenario --live): the
+    normal table's figures have it, the replay table's report counts nothing, and the
+    report of both tables (the admin's CSV) leaves the replay table out."""
+    replay = Table.objects.create(name="replay-1", jurisdiction=table.jurisdiction, is_replay=True)
+    save_version(replay, wa_config())
+    cash_in(Station.objects.create(table=replay, name="s1"), "100", key="start")
+    rounds = [
+        play(t, [(t.stations.get(name="s1"), 1, "main", "10")], "TS 9C 9D 8H", [("s1", "stand")])
+        for t in (table, replay)
+    ]
+    assert [r.phase for r in rounds] == ["settled", "settled"]
+    assert LedgerEntry.objects.filter(round=rounds[1], station__isnull=False).count() == 2
+    start, end = timezone.now() - timedelta(hours=1), timezone.now() + timedelta(minutes=1)
+
+    normal = table_report(table, start, end)
+    assert (normal["rounds_played"], normal["stations"], normal["table"]["is_replay"]) == (
+        1, 1, False,
+    )  # fmt: skip
+    assert (normal["total"]["drop"], normal["total"]["paid"]) == ("10.00", "20.00")
+    assert normal["ledger"] == {"staked": "10.00", "paid": "20.00", "balanced": True}
+
+    left_out = table_report(replay, start, end)
+    assert left_out["table"] == {
+        "id": replay.pk, "name": "replay-1", "currency": "USD", "is_replay": True,
+    }  # fmt: skip
+    assert (left_out["rounds_played"], left_out["rounds_voided"], left_out["stations"]) == (
+        0, 0, 0,
+    )  # fmt: skip
+    assert [(r["bet"], r["bets"], r["drop"], r["paid"]) for r in left_out["lines"]] == [
+        ("main", 0, "0.00", "0.00")
+    ]
+    assert left_out["ledger"] == {"staked": "0.00", "paid": "0.00", "balanced": True}
+
+    assert reports_csv([left_out, normal]) == report_csv(normal)
+    response = login("floor_manager").post(
+        "/admin/tablehub/table/",
+        {"action": "report_last_day", "_selected_action": [str(table.pk), str(replay.pk)]},
+    )
+    assert response.status_code == 200 and response["Content-Type"] == "text/csv"
+    rows = [line.split(",") for line in response.content.decode().splitlines()[1:]]
+    assert [(r[0], r[3], r[4]) for r in rows] == [("WA 1", "main", "1"), ("WA 1", "total", "1")]

@@ -1,5 +1,8 @@
 """Every golden round replayed live (play_scenario --live): the real server in this process,
-websockets, database, ledger and timers give exactly the engine path's output."""
+websockets, database, ledger and timers give exactly the engine path's output.
+
+``play_live`` plays on the test database here, and deletes nothing: its table stays, marked
+as a replay table. (The command's own throwaway database: test_replay_database.py.)"""
 
 import json
 from decimal import Decimal
@@ -7,6 +10,7 @@ from pathlib import Path
 
 import pytest
 from channels.layers import channel_layers
+from django.db.models import Sum
 
 from payouts.models import LedgerEntry
 from rounds.engine import EngineError, play_scenario
@@ -42,7 +46,17 @@ def test_golden_round_replayed_live(live, path):
     outcome = live(data, timer_ms=TIMER_MS)
     assert outcome == json.loads(path.with_suffix(".expected.json").read_text())
     assert outcome == play_scenario(json.loads(path.read_text(), parse_float=Decimal))
-    assert Table.objects.count() == 0 and LedgerEntry.objects.count() == 0  # nothing left
+    assert_replay_table_stays()
+
+
+def assert_replay_table_stays() -> Table:
+    """Nothing deleted: the one table is the replay's, marked, its round settled, and its
+    ledger (every movement two entries) adds up to zero."""
+    table = Table.objects.get()
+    assert table.is_replay and table.rounds.get().phase == "settled"
+    assert LedgerEntry.objects.exists()
+    assert LedgerEntry.objects.aggregate(total=Sum("amount"))["total"] == 0
+    return table
 
 
 def test_an_invalid_action_names_station_box_and_the_servers_code(live):
@@ -57,15 +71,18 @@ def test_an_invalid_action_names_station_box_and_the_servers_code(live):
     assert exc.value.line() == (
         "station s1, box 1: double is not allowed on a 3-card hand [not_allowed]"
     )
-    assert Table.objects.count() == 0
+    table = Table.objects.get()  # nothing deleted after a failed replay either
+    assert table.is_replay and table.stations.get().name == "s1"
+    assert LedgerEntry.objects.filter(station__table=table).exists()
 
 
-def test_keep_leaves_the_table_for_game_recall(live):
+def test_the_table_stays_for_game_recall(live):
     path = SCENARIOS / "rule_spec_example.json"
-    live(json.loads(path.read_text(), parse_float=Decimal), timer_ms=TIMER_MS, keep=True)
+    live(json.loads(path.read_text(), parse_float=Decimal), timer_ms=TIMER_MS)
     table = Table.objects.get()
     round = table.rounds.get()
     assert round.phase == "settled" and round.events.count() > 10
+    assert table.is_replay
 
 
 def test_url_replays_on_a_running_server(live, run_command):
@@ -80,4 +97,4 @@ def test_url_replays_on_a_running_server(live, run_command):
     )
     assert (code, err) == (0, "")
     assert json.loads(out) == json.loads(path.with_suffix(".expected.json").read_text())
-    assert Table.objects.count() == 0
+    assert_replay_table_stays()  # the running server's database keeps it, marked
