@@ -11,7 +11,9 @@ class RoundsConfig(AppConfig):
     verbose_name = "Rounds"
 
     def ready(self) -> None:
-        # Local: the writer imports models, which the app registry loads first.
-        from rounds import timers, writer
+        # Local: these import models, which the app registry loads before ready().
+        from croupier import video
+        from rounds import tasks, timers, writer
 
-        timers.register("expire", writer.expire)
+        timers.register("expire", writer.expire, tasks.expire_step)
+        timers.register("video_card", video.deal_video_card, tasks.deal_video_card)

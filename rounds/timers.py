@@ -23,9 +23,9 @@ import threading
 from collections.abc import Callable
 from datetime import datetime
 from functools import partial
+from typing import Any
 
 from asgiref.sync import SyncToAsync
-from celery import current_app
 from channels.db import database_sync_to_async
 from django.conf import settings
 from django.db import close_old_connections, transaction
@@ -44,16 +44,17 @@ def schedule_video_card(round_id: int, seq: int, when: datetime) -> None:
     _schedule("video_card", (round_id, seq), when)
 
 
-# The function behind each timer job, registered by the apps that own them when Django
-# starts (rounds.apps, croupier.apps): the writer schedules timers, so this module cannot
-# import it. In production each job is the Celery task of the same job.
+# The function behind each timer job, and the Celery task that calls it in production,
+# registered by the app that owns them when Django starts (rounds.apps): the writer
+# schedules timers, so this module cannot import it.
 _JOBS: dict[str, Callable[..., object]] = {}
-_TASKS = {"expire": "rounds.tasks.expire_step", "video_card": "rounds.tasks.deal_video_card"}
+_TASKS: dict[str, Any] = {}
 
 
-def register(name: str, job: Callable[..., object]) -> None:
-    """Make ``job`` the function a timer named ``name`` calls."""
+def register(name: str, job: Callable[..., object], task: Any) -> None:
+    """Make ``job`` the function a timer named ``name`` calls (``task``, its Celery task)."""
     _JOBS[name] = job
+    _TASKS[name] = task
 
 
 def _job(name: str) -> Callable[..., object]:
@@ -69,7 +70,7 @@ def _schedule(name: str, args: tuple, when: datetime) -> None:
 
 def _start(backend: str, name: str, args: tuple, when: datetime) -> None:
     if backend == "celery":
-        current_app.tasks[_TASKS[name]].apply_async(args=list(args), eta=when)
+        _TASKS[name].apply_async(args=list(args), eta=when)
         return
     delay = max((when - timezone.now()).total_seconds(), 0.0)
     loop = server_loop()
