@@ -19,6 +19,5 @@ def cash_in(station: Station, amount: object, key: str) -> Decimal:
     if value <= 0:
         raise EngineError("a cash-in must be more than 0.00", station.name, code="invalid")
     full_key = f"station:{station.pk}:cash_in:{key}"
-    if not LedgerEntry.objects.filter(key=full_key).exists():
-        ledger.post(station, None, LedgerEntry.Kind.CASH_IN, value, full_key)
+    ledger.post_once(station, None, LedgerEntry.Kind.CASH_IN, value, full_key)  # once per key
     return ledger.balance(station)

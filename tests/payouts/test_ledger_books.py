@@ -1,0 +1,117 @@
+"""The books: payouts.ledger.check and manage.py check_ledger, sums in Decimal cents, and a
+cash-in made idempotent by the key's constraint (not by a read before the write)."""
+
+import threading
+from decimal import Decimal
+
+import pytest
+from django.core.management import call_command
+from django.core.management.base import CommandError
+from django.db import connection
+
+from payouts import ledger
+from payouts.models import LedgerEntry
+from rounds import writer
+from rounds.engine import CardDrawn, RuleSet, parse_card
+from stations.models import Station
+from stations.services import cash_in
+from tablehub.models import Jurisdiction, Table, TableConfig
+
+D = Decimal
+
+
+def a_table() -> Table:
+    jurisdiction = Jurisdiction.objects.create(code="wa", name="Washington")
+    table = Table.objects.create(name="t1", jurisdiction=jurisdiction)
+    TableConfig.objects.create(table=table, version=1, rules=RuleSet().to_dict())
+    return table
+
+
+def played_round(table: Table) -> Station:
+    s1 = Station.objects.create(table=table, name="s1")
+    cash_in(s1, "100", key="start")
+    round = writer.open_round(table)
+    writer.place_bet(round.pk, s1, 1, "main", D("10"))
+    writer.close_bets(round.pk)
+    for card in "TS 9C TD 7D".split():  # box 1: T T, dealer 9 up, 7 hole
+        writer.record(round.pk, CardDrawn(parse_card(card)))
+    return s1
+
+
+@pytest.mark.django_db
+def test_a_played_round_keeps_the_books(capsys):
+    played_round(a_table())
+    assert ledger.check() == []
+    call_command("check_ledger")
+    assert "the ledger balances" in capsys.readouterr().out
+
+
+@pytest.mark.django_db
+def test_check_ledger_names_each_broken_invariant(capsys):
+    s1 = played_round(a_table())
+    round = s1.table.rounds.get()
+    LedgerEntry.objects.create(
+        station=s1, round=round, kind=LedgerEntry.Kind.RETURN, amount=D("5.00"), key="forged"
+    )
+    broken = ledger.check()
+    assert broken == [
+        "the whole ledger sums to 5.00, not 0.00",
+        "entry forged has no house mirror",
+        f"round {round.pk}'s entries sum to 5.00, not 0.00",
+    ]
+    with pytest.raises(CommandError, match=r"the ledger is broken: 3 invariant\(s\)") as exc:
+        call_command("check_ledger")
+    assert exc.value.returncode == 1
+    assert capsys.readouterr().err.splitlines() == broken
+
+
+@pytest.mark.django_db
+def test_a_mirror_with_another_amount_is_named():
+    table = a_table()
+    s1 = Station.objects.create(table=table, name="s1")
+    LedgerEntry.objects.create(station=s1, kind="cash_in", amount=D("5.00"), key="k")
+    LedgerEntry.objects.create(station=None, kind="cash_in", amount=D("-4.00"), key="k|house")
+    assert ledger.check() == [
+        "the whole ledger sums to 1.00, not 0.00",
+        "entry k and its house mirror do not match",
+    ]
+
+
+def test_sums_are_decimal_cents_and_never_negative_zero():
+    assert str(ledger.money(D("-0.00"))) == "0.00"
+    assert str(ledger.money(-0.0)) == "0.00"
+    assert ledger.money(12.5) == D("12.50") and isinstance(ledger.money(12.5), Decimal)
+    assert str(ledger.money(None)) == "0.00"
+
+
+@pytest.mark.django_db
+def test_a_balance_back_to_zero_is_0_00():
+    s1 = Station.objects.create(table=a_table(), name="s1")
+    ledger.post(s1, None, LedgerEntry.Kind.CASH_IN, D("0.10"), "in")
+    ledger.post(s1, None, LedgerEntry.Kind.CASH_OUT, D("-0.10"), "out")
+    assert str(ledger.balance(s1)) == "0.00"
+
+
+@pytest.mark.django_db(transaction=True)
+def test_two_connections_cashing_in_one_key_at_once_post_it_once():
+    s1 = Station.objects.create(table=a_table(), name="s1")
+    start = threading.Barrier(2)
+    results: list[object] = []
+
+    def cash() -> None:
+        try:
+            start.wait(5)
+            results.append(cash_in(s1, "25", key="same-client-id"))
+        except Exception as exc:  # reported by the test
+            results.append(exc)
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=cash) for _ in range(2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(30)
+    assert results == [D("25.00"), D("25.00")], results
+    assert LedgerEntry.objects.filter(station=s1).count() == 1
+    assert ledger.check() == []
