@@ -17,7 +17,7 @@ from simple_history import register
 from simple_history.models import HistoricalRecords
 
 from payouts.models import Paytable
-from payouts.specials import BETS, parse_paytable
+from payouts.specials import BETS, Paytables, parse_paytables
 from rounds.engine import RuleSet
 from rounds.engine.rules import BLACKJACK_PAYS
 from stations.models import Station
@@ -246,8 +246,10 @@ class TableConfig(models.Model):
         bets.md): one order everywhere, whatever order the database keeps JSON keys in."""
         return [code for code in BETS if code in self.special_bets]
 
-    def paytables(self) -> dict[str, Any]:
-        return {code: parse_paytable(code, table) for code, table in self.special_bets.items()}
+    def paytables(self) -> Paytables:
+        """The special bets offered, each paytable with its evaluator: what the rules
+        engine settles them with (``Round(..., paytables)``)."""
+        return parse_paytables(self.special_bets)
 
     def limit(self, kind: str) -> tuple[Decimal, Decimal] | None:
         """``main``, ``special``, ``let_it_play``, or a special bet's code: its own limits

@@ -27,6 +27,7 @@ from channels.layers import channel_layers
 from django.conf import settings
 from django.core.management.base import BaseCommand
 
+from payouts.specials import parse_paytables
 from rounds.engine import EngineError, play_scenario
 from rounds.engine.scenario import parse_scenario
 
@@ -79,7 +80,7 @@ class Command(BaseCommand):
         try:
             data = read_scenario(options["file"], sys.stdin)
             if not options["live"]:
-                outcome = play_scenario(data)
+                outcome = play_scenario(data, parse_paytables)
             elif options["url"]:
                 outcome = live_replay().play_live(data, options["url"], options["timer_ms"])
             else:
@@ -92,7 +93,8 @@ class Command(BaseCommand):
     def play_apart(self, data: Any, timer_ms: int | None, keep: bool) -> dict[str, Any]:
         """``--live`` without ``--url``: the server in this process, on a throwaway database
         and channel layer of its own, removed afterwards however the replay ends."""
-        parse_scenario(data)  # an invalid scenario is told before a database is made
+        # An invalid scenario is told before a database is made.
+        parse_scenario(data, parse_paytables)
         replay = live_replay()
         # Our own server only: a shared Redis layer would mix our table's groups with those
         # of a real table with the same id in the configured database.
