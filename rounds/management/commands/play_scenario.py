@@ -20,8 +20,7 @@ import sys
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
-from decimal import Decimal
-from typing import Any, TextIO
+from typing import Any
 
 from channels.layers import channel_layers
 from django.conf import settings
@@ -30,30 +29,7 @@ from django.core.management.base import BaseCommand
 from payouts.specials import parse_paytables
 from rounds.engine import EngineError, play_scenario
 from rounds.engine.scenario import parse_scenario
-
-EXIT_INVALID = 2
-
-
-def read_scenario(path: str, stdin: TextIO) -> Any:
-    """Decode a scenario file (or stdin for "-"); floats are read as exact Decimals."""
-    try:
-        if path == "-":
-            text = stdin.read()
-        else:
-            with open(path, encoding="utf-8") as handle:
-                text = handle.read()
-    except OSError as exc:
-        raise EngineError(f"{path}: cannot read the scenario ({exc.strerror})") from None
-    except UnicodeDecodeError:
-        raise EngineError(f"{path}: the scenario is not UTF-8 text") from None
-    try:
-        return json.loads(text, parse_float=Decimal)
-    except json.JSONDecodeError as exc:
-        raise EngineError(
-            f"{path}: not valid JSON ({exc.msg} at line {exc.lineno} column {exc.colno})"
-        ) from None
-    except RecursionError:
-        raise EngineError(f"{path}: the JSON is nested too deeply") from None
+from rounds.scenario_file import EXIT_INVALID, read_scenario
 
 
 class Command(BaseCommand):
