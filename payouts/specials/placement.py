@@ -9,16 +9,23 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable, Mapping
 from decimal import Decimal
+from typing import Protocol
 
 from rounds.engine.errors import EngineError
 from rounds.engine.money import check_stake_limits
-from rounds.engine.specials import PlacedBet
 
 from .catalog import BETS
 from .paytable import Paytable
 
 MAX_SPECIAL_BETS_PER_BOX = 9
 Limits = tuple[Decimal, Decimal] | None
+
+
+class PlacedBet(Protocol):
+    station: str
+    box: int
+    code: str
+    stake: Decimal
 
 
 def check_placement(

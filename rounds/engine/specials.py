@@ -34,10 +34,16 @@ class SettleAt(StrEnum):
 
 
 class PlacedBet(Protocol):
-    station: str
-    box: int
-    code: str
-    stake: Decimal
+    """A bet as the placement rules read it (read-only: the engine's Bet is frozen)."""
+
+    @property
+    def station(self) -> str: ...
+    @property
+    def box(self) -> int: ...
+    @property
+    def code(self) -> str: ...
+    @property
+    def stake(self) -> Decimal: ...
 
 
 class OfferedBet(Protocol):
