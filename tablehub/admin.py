@@ -67,8 +67,9 @@ class JurisdictionForm(forms.ModelForm):
     def _post_clean(self) -> None:
         """The jurisdiction's own checks (``Jurisdiction.clean``, in ``full_clean``), then,
         once they pass, the configuration service's: no table's current configuration may
-        break under the change (``check_tables_under``)."""
-        super()._post_clean()
+        break under the change (``check_tables_under``). (``_post_clean`` is Django's, but
+        private: django-stubs leaves it out.)"""
+        super()._post_clean()  # type: ignore[misc]
         try:
             self.instance.clean()  # passed? (its errors, if any, are on the form already)
         except ValidationError:
