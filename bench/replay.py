@@ -43,6 +43,7 @@ def main() -> None:
 
 
 def replay_all(timer_ms: int, repeat: int) -> None:
+    from payouts.specials import parse_paytables
     from rounds.engine import EngineError, play_scenario
     from rounds.live_replay import play_live
 
@@ -63,7 +64,9 @@ def replay_all(timer_ms: int, repeat: int) -> None:
                 differ.append(f"{path.stem}: {exc.line()}")
                 continue
             seconds.append(time.perf_counter() - start)
-            expected = play_scenario(json.loads(path.read_text(), parse_float=Decimal))
+            expected = play_scenario(
+                json.loads(path.read_text(), parse_float=Decimal), parse_paytables
+            )
             if outcome != expected:
                 differ.append(f"{path.stem}: differs from the engine path")
     seconds.sort()

@@ -20,6 +20,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from payouts.specials import Paytables  # noqa: E402
 from payouts.specials.defaults import default_paytable  # noqa: E402
 from rounds.engine import ALL_CARDS, Bet, CardDrawn, Round, RuleSet, Timeout  # noqa: E402
 from rounds.engine.round import BonusAssigned  # noqa: E402
@@ -35,7 +36,7 @@ CODES = [
     "lucky_aces",
     "bust",
 ]
-PAYTABLES = {code: default_paytable(code) for code in CODES}
+PAYTABLES = Paytables({code: default_paytable(code) for code in CODES})
 
 
 class ClockedRound(Round):

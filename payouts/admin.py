@@ -7,6 +7,7 @@ from django.utils.html import format_html, format_html_join
 from simple_history.admin import SimpleHistoryAdmin
 
 from payouts.models import LedgerEntry, Paytable
+from payouts.rtp import special_sheet
 from rounds.engine import RuleSet
 
 PARSHEET_DECKS = (6, 8)
@@ -23,8 +24,6 @@ class PaytableAdmin(SimpleHistoryAdmin):
         return request.user.is_superuser
 
     def _sheet(self, obj: Paytable, decks: int):
-        from payouts.rtp import special_sheet
-
         return special_sheet(obj.bet_code, obj.pays, RuleSet(decks=decks))
 
     @admin.display(description="RTP (8 decks)")

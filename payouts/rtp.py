@@ -8,6 +8,10 @@ on: the bet, the paytable, the deck count and, for ``bust`` only, the dealer's r
 The main game's exact par sheet takes seconds for a new rule set; it is kept on disk by
 payouts/maingame/cache.py. ``main_sheet(rules, compute=False)`` answers only from that
 disk cache, so a page never waits for it; ``warm_main_sheet`` computes it off the request.
+
+With a broker, ``warm_main_sheet`` sends the Celery task ``MAIN_PARSHEET_TASK`` by its name
+(payouts/tasks.py defines it under that name): a service does not import the tasks, which
+sit above the services and import them (the layers in pyproject.toml).
 """
 
 from __future__ import annotations
@@ -18,6 +22,7 @@ import threading
 from functools import lru_cache
 from typing import Any
 
+from celery import current_app
 from django.conf import settings
 from django.core.cache import cache
 
@@ -27,6 +32,7 @@ from payouts.specials.parsheet import special_parsheet
 from rounds.engine import RuleSet
 
 CACHE_VERSION = 1
+MAIN_PARSHEET_TASK = "payouts.tasks.compute_main_parsheet"
 
 
 def _key(code: str, pays: Any, rules: RuleSet) -> str:
@@ -75,9 +81,7 @@ def warm_main_sheet(rules: RuleSet) -> None:
     if cache_path(rules).exists() or not getattr(settings, "TABLEHUB_WARM_PARSHEETS", True):
         return
     if not settings.CELERY_TASK_ALWAYS_EAGER:
-        from payouts.tasks import compute_main_parsheet
-
-        compute_main_parsheet.delay(rules.to_dict())
+        current_app.send_task(MAIN_PARSHEET_TASK, args=(rules.to_dict(),))
         return
     key = str(cache_path(rules))
     with _warming_lock:

@@ -31,11 +31,13 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
+from asgiref.sync import sync_to_async
 from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
 from django.core.management import call_command
 from django.db import DEFAULT_DB_ALIAS, connections
 
+from payouts.specials import parse_paytables
 from payouts.specials.bonus import fixed_bonus
 from rounds import writer
 from rounds.engine import EngineError
@@ -53,6 +55,7 @@ REPLAY_DATABASE_PREFIX = "tablehub_replay_"  # a throwaway PostgreSQL database's
 def in_process_server() -> str:
     """Start daphne once in this process (Twisted's reactor cannot be restarted); its URL."""
     if "url" not in _SERVER:
+        # Local: daphne installs Twisted's reactor on import, and tablehub.asgi sets Django up.
         from daphne.endpoints import build_endpoint_description_strings
         from daphne.server import Server
 
@@ -142,7 +145,7 @@ def throwaway_database(
 def play_live(data: object, url: str | None = None, timer_ms: int | None = None) -> dict[str, Any]:
     """Replay a decoded scenario on the real table; the spec's output, or EngineError. The
     replay table and everything played on it stay in the default database."""
-    scenario = parse_scenario(data)  # the same checks as the engine path
+    scenario = parse_scenario(data, parse_paytables)  # the same checks as the engine path
     if url is None:
         settings.TABLEHUB_TIMERS = "inprocess"  # our own server keeps the table's time
         url = in_process_server()
@@ -255,8 +258,7 @@ class StationClient:
 
 
 async def _replay(url: str, table: Table, scenario: Scenario, keys: dict) -> dict[str, Any]:
-    import websockets
-    from asgiref.sync import sync_to_async
+    import websockets  # local: a test extra (pyproject.toml), needed only to replay live
 
     base = f"{url}/ws/tables/{table.pk}"
     origin = "http://127.0.0.1"

@@ -16,17 +16,20 @@ from typing import Any
 from django import forms
 from django.contrib import admin, messages
 from django.core.exceptions import ValidationError
-from django.http import HttpResponse
+from django.http import HttpResponse, HttpResponseRedirect
 from django.urls import reverse
 from django.utils import timezone
 from django.utils.html import format_html, format_html_join
 from simple_history.admin import SimpleHistoryAdmin
 
+from payouts.models import Paytable
+from payouts.reports import reports_csv, table_report
+from payouts.rtp import main_sheet, special_sheet, warm_main_sheet
 from payouts.specials import BETS
 from payouts.specials.defaults import _defaults as default_paytables
 from rounds.engine import RuleSet
 from rounds.engine.rules import AUTO_STAND, BLACKJACK_PAYS, DOUBLE_ON, TIMEOUT_ACTIONS
-from tablehub.configuration import check_config, save_version
+from tablehub.configuration import check_config, check_tables_under, save_version
 from tablehub.models import Jurisdiction, Report, Shoe, Table, TableConfig
 
 # --- jurisdictions ------------------------------------------------------------------------
@@ -60,6 +63,21 @@ class JurisdictionForm(forms.ModelForm):
             "dispute_window_seconds",
             "stale_game_hours",
         ]
+
+    def _post_clean(self) -> None:
+        """The jurisdiction's own checks (``Jurisdiction.clean``, in ``full_clean``), then,
+        once they pass, the configuration service's: no table's current configuration may
+        break under the change (``check_tables_under``). (``_post_clean`` is Django's, but
+        private: django-stubs leaves it out.)"""
+        super()._post_clean()  # type: ignore[misc]
+        try:
+            self.instance.clean()  # passed? (its errors, if any, are on the form already)
+        except ValidationError:
+            return
+        try:
+            check_tables_under(self.instance)
+        except ValidationError as exc:
+            self.add_error(None, exc)
 
 
 @admin.register(Jurisdiction)
@@ -174,8 +192,6 @@ class TableAdmin(SimpleHistoryAdmin):
 
     @admin.action(description="Report of the last 24 hours (CSV)", permissions=["view_reports"])
     def report_last_day(self, request, queryset):
-        from payouts.reports import reports_csv, table_report
-
         end = timezone.now()
         start = end - timedelta(hours=24)
         reports = [table_report(table, start, end) for table in queryset.order_by("name")]
@@ -246,8 +262,6 @@ def _declared_fields() -> dict[str, forms.Field]:
 def paytable_options(code: str, current: Any = None) -> list[tuple[str, str, Any]]:
     """(key, label, pays) of every paytable a floor manager may pick for ``code``: the
     stored Paytable rows, the shipped default, and the one configured now."""
-    from payouts.models import Paytable
-
     options: list[tuple[str, str, Any]] = []
     for row in Paytable.objects.filter(bet_code=code).order_by("name"):
         options.append((f"db:{row.pk}", row.name, row.pays))
@@ -354,8 +368,8 @@ class BaseConfigForm(forms.ModelForm):
         return cleaned
 
     def _post_clean(self) -> None:
-        # The configuration was checked in clean() by check_config, the check the model's
-        # clean() runs too; the version is given by save_version.
+        # The configuration was checked in clean() by check_config, the check the API's
+        # save_version runs too; the version is given by save_version.
         pass
 
 
@@ -490,8 +504,6 @@ class TableConfigAdmin(SimpleHistoryAdmin):
 
     @admin.display(description="special bets: return to player (par sheet)")
     def paytables_rtp(self, obj: TableConfig):
-        from payouts.rtp import special_sheet
-
         if not obj.special_bets:
             return "no special bets"
         rules = obj.ruleset()
@@ -519,8 +531,6 @@ class TableConfigAdmin(SimpleHistoryAdmin):
 
     @admin.display(description="main game: return to player (basic strategy)")
     def main_game_rtp(self, obj: TableConfig):
-        from payouts.rtp import main_sheet, warm_main_sheet
-
         rules = obj.ruleset()
         sheet = main_sheet(rules, compute=False)
         if sheet is None:
@@ -550,8 +560,6 @@ class TableConfigAdmin(SimpleHistoryAdmin):
         return self._saved(request, obj) or super().response_add(request, obj, post_url_continue)
 
     def _saved(self, request, obj):
-        from django.http import HttpResponseRedirect
-
         if getattr(request, "_config_created", False):
             text = (
                 f"Saved {obj.table} configuration version {obj.version}: "

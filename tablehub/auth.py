@@ -21,6 +21,8 @@ from typing import Any
 
 from axes.backends import AxesStandaloneBackend
 from axes.conf import settings as axes_settings
+from axes.exceptions import AxesBackendPermissionDenied
+from axes.models import AccessAttempt
 from django.contrib.auth import authenticate
 from django.http import HttpRequest
 from django.utils import timezone
@@ -32,8 +34,6 @@ class ThrottledBackend(AxesStandaloneBackend):
     def authenticate(self, request, username=None, password=None, **kwargs: Any):
         if request is None:
             if username and locked_anywhere(username):
-                from axes.exceptions import AxesBackendPermissionDenied
-
                 raise AxesBackendPermissionDenied("this username is locked out")
             return None
         return super().authenticate(request, username=username, password=password, **kwargs)
@@ -41,8 +41,6 @@ class ThrottledBackend(AxesStandaloneBackend):
 
 def locked_anywhere(username: str) -> bool:
     """True while ``username`` has reached the failure limit from some address."""
-    from axes.models import AccessAttempt
-
     attempts = AccessAttempt.objects.filter(
         username=username, failures_since_start__gte=axes_settings.AXES_FAILURE_LIMIT
     )

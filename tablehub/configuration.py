@@ -1,7 +1,7 @@
 """Table configuration: the one check of what a table may be configured with, and versions.
 
-``check_config`` is used by ``TableConfig.clean``, the admin's configuration form and the
-API alike. It refuses what the table's jurisdiction forbids or the seeds rule out, each
+``check_config`` is used by the admin's configuration form and, through ``save_version``,
+the API alike. It refuses what the table's jurisdiction forbids or the seeds rule out, each
 with a message saying why, keyed by the part of the configuration it is about:
 
 * the rules must be a valid rule set (``RuleSet.from_dict``), with a blackjack payout the
@@ -16,8 +16,11 @@ with a message saying why, keyed by the part of the configuration it is about:
 * up to 8 chip denominations (seed 001 §4, "Player can choose between up to 8 chips").
 
 ``check_tables_under`` refuses a jurisdiction change that a table's current configuration
-would break (``Jurisdiction.clean``): tables are reconfigured first, then the jurisdiction
-tightened.
+would break (the jurisdiction's admin form runs it after ``Jurisdiction.clean``): tables are
+reconfigured first, then the jurisdiction tightened.
+
+The models import none of this: checks that read other rows or the par sheets are the
+service's, run by the forms and the API that change a configuration or a jurisdiction.
 
 ``save_version`` never edits a configuration: a change is a new version, which the table's
 next round takes up (a round keeps the version it opened with).
@@ -31,6 +34,7 @@ from typing import Any
 from django.core.exceptions import ValidationError
 from django.db import transaction
 
+from payouts.rtp import main_sheet, special_sheet, warm_main_sheet
 from payouts.specials import BETS
 from payouts.specials.placement import MAX_SPECIAL_BETS_PER_BOX
 from rounds.engine import EngineError, RuleSet
@@ -161,8 +165,6 @@ def _check_rules(j: Jurisdiction, data: object, problems: Problems) -> RuleSet |
     if j.min_rtp is not None and "rules" not in problems.by_part:
         # The floor applies to the main game as to every special bet. A rule set not yet on
         # disk is computed now (seconds; issue 9's limit is 30 s), then answers at once.
-        from payouts.rtp import main_sheet
-
         rtp = Decimal(str(main_sheet(rules)["rtp"]))
         if rtp < j.min_rtp:
             problems.add(
@@ -265,8 +267,6 @@ def _check_limits(
 def _check_special_bets(
     j: Jurisdiction, data: object, rules: RuleSet | None, problems: Problems
 ) -> dict[str, Any]:
-    from payouts.rtp import special_sheet
-
     if not isinstance(data, dict):
         problems.add("special_bets", "special_bets must be an object of bet code -> paytable")
         return {}
@@ -353,7 +353,5 @@ def save_version(table: Table, data: dict[str, Any], user=None) -> tuple[TableCo
         if config.created_by is not None:
             config._history_user = config.created_by
         config.save()
-    from payouts.rtp import warm_main_sheet
-
     transaction.on_commit(lambda: warm_main_sheet(RuleSet.from_dict(clean["rules"])))
     return config, True

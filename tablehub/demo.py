@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from django.contrib.auth.models import Group, User
 from django.db import transaction
 
+from payouts.specials.defaults import _defaults
 from rounds.engine import RuleSet
 from stations.models import Station
 from tablehub import roles
@@ -32,8 +33,6 @@ class Demo:
 
 
 def demo_special_bets() -> dict[str, dict]:
-    from payouts.specials.defaults import _defaults
-
     offered = {}
     for code in DEMO_SPECIAL_BETS:
         if code in _defaults():

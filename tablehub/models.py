@@ -16,14 +16,15 @@ from django.db import models
 from simple_history import register
 from simple_history.models import HistoricalRecords
 
+from payouts.models import Paytable
+from payouts.specials import BETS, Paytables, parse_paytables
 from rounds.engine import RuleSet
 from rounds.engine.rules import BLACKJACK_PAYS
+from stations.models import Station
 from tablehub.tokens import check_token, hash_token
 
 
 def all_bet_codes() -> list[str]:
-    from payouts.specials import BETS
-
     return list(BETS)
 
 
@@ -39,9 +40,10 @@ class JurisdictionManager(models.Manager):
 class Jurisdiction(models.Model):
     """What a regulator allows a table to be configured with (docs/operations.md,
     "Jurisdictions"); every table configuration is checked against it
-    (tablehub/configuration.py). The defaults allow everything the engine can do, except
-    hitting on a timeout; a real jurisdiction narrows them and says where each value comes
-    from in ``source``."""
+    (tablehub/configuration.py), and so is a change of it against the tables' current
+    configurations (``check_tables_under``, run by the jurisdiction's admin form). The
+    defaults allow everything the engine can do, except hitting on a timeout; a real
+    jurisdiction narrows them and says where each value comes from in ``source``."""
 
     code = models.SlugField(unique=True)
     name = models.CharField(max_length=120)
@@ -104,10 +106,9 @@ class Jurisdiction(models.Model):
         return (self.code,)
 
     def clean(self) -> None:
-        """Valid codes and rules, and no table's current configuration broken by the change
-        (tablehub/configuration.py)."""
-        from payouts.specials import BETS
-
+        """Valid codes and rules. Whether the change breaks a table's current configuration
+        is the configuration service's check (``check_tables_under``, which the admin form
+        runs once this one passes): a model imports no service."""
         errors: dict[str, str] = {}
         bets = self.approved_special_bets
         if not isinstance(bets, list) or not all(isinstance(b, str) for b in bets):
@@ -129,9 +130,6 @@ class Jurisdiction(models.Model):
                 errors["required_rules"] = str(exc)
         if errors:
             raise ValidationError(errors)
-        from tablehub.configuration import check_tables_under
-
-        check_tables_under(self)
 
 
 class Table(models.Model):
@@ -229,14 +227,6 @@ class TableConfig(models.Model):
     def __str__(self) -> str:
         return f"{self.table} v{self.version}"
 
-    def clean(self) -> None:
-        """Refuse what the table's jurisdiction forbids (tablehub/configuration.py)."""
-        from tablehub.configuration import check_config
-
-        if self.table_id is None:
-            return
-        check_config(self.table, self.as_data())
-
     def as_data(self) -> dict[str, Any]:
         """The configurable part, in the shape ``check_config`` and the API use."""
         return {
@@ -254,14 +244,12 @@ class TableConfig(models.Model):
     def offered_special_bets(self) -> list[str]:
         """The special bets this configuration offers, in the catalog's order (spec/special-
         bets.md): one order everywhere, whatever order the database keeps JSON keys in."""
-        from payouts.specials import BETS
-
         return [code for code in BETS if code in self.special_bets]
 
-    def paytables(self) -> dict[str, Any]:
-        from payouts.specials import parse_paytable
-
-        return {code: parse_paytable(code, table) for code, table in self.special_bets.items()}
+    def paytables(self) -> Paytables:
+        """The special bets offered, each paytable with its evaluator: what the rules
+        engine settles them with (``Round(..., paytables)``)."""
+        return parse_paytables(self.special_bets)
 
     def limit(self, kind: str) -> tuple[Decimal, Decimal] | None:
         """``main``, ``special``, ``let_it_play``, or a special bet's code: its own limits
@@ -325,9 +313,6 @@ class Report(models.Model):
 # every change of a paytable or a station is recorded with who made it (its historical
 # model lives in its own app).
 def _register_history() -> None:
-    from payouts.models import Paytable
-    from stations.models import Station
-
     for model, excluded in ((Paytable, []), (Station, ["credential"])):
         if not hasattr(model, "history"):
             register(model, excluded_fields=excluded)

@@ -28,6 +28,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from django.conf import settings
+
 CLOSE_FLOODING = 4429
 DEFAULT_LIMITS: dict[str, dict[str, float]] = {
     "station": {"rate": 20.0, "burst": 40.0, "flood": 5.0},
@@ -88,8 +90,6 @@ class ConnectionLimiter:
 
 def limits(kind: str) -> dict[str, Any]:
     """The limits of one kind of connection: the defaults, overridden by the settings."""
-    from django.conf import settings
-
     merged = dict(DEFAULT_LIMITS.get(kind, DEFAULT_LIMITS["station"]))
     merged.update(getattr(settings, "TABLEHUB_RATE_LIMITS", {}).get(kind, {}))
     return merged

@@ -1,9 +1,9 @@
 """The special bets: their codes, combinations in spec order, and when they settle.
 
 ``BETS`` is the one registry of spec/special-bets.md. Each entry names the
-cards its evaluator reads, the moment the bet can be settled and the
-combinations in the spec's order (that order breaks ties between two
-combinations that pay the same).
+cards its evaluator reads, the moment the bet can be settled (one of the
+engine's moments, ``SettleAt``) and the combinations in the spec's order (that
+order breaks ties between two combinations that pay the same).
 """
 
 from __future__ import annotations
@@ -11,6 +11,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from enum import StrEnum
+
+from rounds.engine.specials import SettleAt
 
 from . import evaluators as ev
 
@@ -23,12 +25,6 @@ class Cards(StrEnum):
     PLAYER_UP = "P1 P2 D"
     PLAYER_DEALER_TWO = "P1 P2 D H"
     DEALER_FINAL = "dealer's final hand"
-
-
-class SettleAt(StrEnum):
-    DEAL = "after the initial deal"
-    DEALER_SECOND = "once the dealer's second card is known"
-    DEALER_FINAL = "at the end of the dealer's hand"
 
 
 @dataclass(frozen=True)

@@ -13,32 +13,26 @@ Common draw: every station with a bet on a box holds its own copy of the
 box's hands. In each player step every station answers for its hands in box
 order until it asks for a card or has finished them all; the next shoe card
 then goes to every hand that asked for one (spec/scenario-format.md, item 6).
+
+Special bets are settled through what the caller offers (``paytables``, rounds/engine/
+specials.py): each offered bet's paytable carries its evaluator, so this package knows no
+bet code and imports nothing from payouts/specials.
 """
 
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Mapping
 from dataclasses import dataclass, field
 from decimal import Decimal
 from enum import StrEnum
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from .cards import Card
 from .errors import EngineError
 from .hands import hand_total, is_two_card_21
 from .money import ZERO, cents, fmt
 from .rules import RuleSet
-
-if TYPE_CHECKING:
-    from payouts.specials.paytable import Paytable
-
-
-def _specials() -> Any:
-    """The special-bet package, imported late: payouts.specials itself builds on this engine."""
-    import payouts.specials
-
-    return payouts.specials
+from .specials import NO_SPECIAL_BETS, SettleAt, SpecialBets, SpecialLimits
 
 
 class Phase(StrEnum):
@@ -117,8 +111,6 @@ class Timeout:
 
 
 Event = Burn | CardDrawn | Decision | Timeout | BonusAssigned
-# The special bets' [minimum, maximum]: one pair for all, or one per bet code.
-SpecialLimits = tuple[Decimal, Decimal] | Mapping[str, tuple[Decimal, Decimal] | None] | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -248,28 +240,27 @@ class Round:
         bets: list[Bet],
         credits: dict[str, Decimal],
         boxes: int = 3,
-        paytables: Mapping[str, Paytable] | None = None,
+        paytables: SpecialBets | None = None,
         special_limits: SpecialLimits = None,
     ) -> None:
         """Close bets: take every stake from the stations' credits.
 
         ``credits`` are each station's credits before the stakes; ``paytables``
-        the special bets the table offers, by bet code; ``special_limits`` their
-        [minimum, maximum], one pair for all or one per bet code. Refuses (and builds
-        nothing) when a bet is malformed, breaks a placement rule or the credits
-        do not cover it.
+        the special bets the table offers, by bet code, each paytable with its
+        evaluator, and their placement rules (payouts.specials.Paytables; None: none
+        offered); ``special_limits`` their [minimum, maximum], one pair for all or one
+        per bet code. Refuses (and builds nothing) when a bet is malformed, breaks a
+        placement rule or the credits do not cover it.
         """
         self.rules = rules
         self.boxes = boxes
-        self.paytables = dict(paytables or {})
+        self.paytables: SpecialBets = NO_SPECIAL_BETS if paytables is None else paytables
         self.seats: dict[str, Seat] = {}
         self.bets = list(bets)
         self.starting_credits = dict(credits)
         self._validate_bets(bets, credits)
         if any(b.code != "main" for b in bets):
-            _specials().check_placement(
-                bets, rules.special_without_main, self.paytables, special_limits
-            )
+            self.paytables.check_placement(bets, rules.special_without_main, special_limits)
 
         for station, amount in credits.items():
             self.seats[station] = Seat(station, amount)
@@ -283,12 +274,12 @@ class Round:
                 seat.hands.append(hand)
             else:
                 seat.specials.append(SpecialBet(bet.station, bet.box, bet.code, bet.stake))
-        self._due: dict[Any, list[SpecialBet]] = {}  # special bets by when they settle
+        self._due: dict[SettleAt, list[SpecialBet]] = {}  # special bets by when they settle
         for seat in self.seats.values():
             seat.hands.sort(key=lambda h: h.box)
             seat.specials.sort(key=lambda b: b.box)
             for special in seat.specials:
-                when = _specials().BETS[special.code].settle_at
+                when = self.paytables[special.code].settle_at
                 self._due.setdefault(when, []).append(special)
 
         self.boxes_in_play = sorted({bet.box for bet in bets})
@@ -645,7 +636,7 @@ class Round:
                 if hand.blackjack:
                     hand.finished = True
             self._private(seat.station, {"type": "hands", "hands": [h.view() for h in seat.hands]})
-        self._settle_specials(_specials().SettleAt.DEAL)
+        self._settle_specials(SettleAt.DEAL)
         if any(seat.bonus for seat in self.seats.values()):
             self.phase = Phase.BONUS  # wait for the secure assignment of each hard six
             self._public({"type": "phase", "phase": self.phase.value})
@@ -940,7 +931,7 @@ class Round:
 
     # -- special bets -------------------------------------------------------------------------
 
-    def _settle_specials(self, at: Any) -> None:
+    def _settle_specials(self, at: SettleAt) -> None:
         """Settle every special bet due at this moment; returns are credited at once.
 
         Every station on a box shares its cards, so the paid combination is worked out
@@ -948,26 +939,24 @@ class Round:
         due = self._due.pop(at, None)
         if not due:
             return
-        sp = _specials()
         up = self.dealer[0]
         second = self.dealer[1] if len(self.dealer) > 1 else None
         paid: dict[tuple[int, str], str | None] = {}
         told: dict[str, list[dict[str, Any]]] = {}
         for bet in due:
-            spec = sp.BETS[bet.code]
+            offered = self.paytables[bet.code]
             key = (bet.box, bet.code)
             if key not in paid:
                 p1, p2 = self.box_cards[bet.box][:2]
-                hit = sp.hits(spec, p1, p2, up, second, self.dealer)
-                paid[key] = sp.paid_combination(spec, hit, self.paytables[bet.code])
+                paid[key] = offered.paid(p1, p2, up, second, self.dealer)
             seat = self.seats[bet.station]
             bet.combination = paid[key]
-            if bet.combination in spec.bonus_combinations:
+            if bet.combination in offered.bonus_combinations:
                 seat.bonus.append(bet)  # paid when the station picks
                 continue
             returned = "0.00"
             if bet.combination is not None:
-                bet.returned = sp.returned(bet.stake, self.paytables[bet.code][bet.combination])
+                bet.returned = offered.returned(bet.stake, offered[bet.combination])
                 seat.credits += bet.returned
                 returned = fmt(bet.returned)
             bet.settled = True
@@ -1022,7 +1011,7 @@ class Round:
         assert bet.multipliers is not None
         bet.pick = int(action[-1])
         multiplier = bet.multipliers[bet.pick - 1]
-        bet.returned = _specials().returned(bet.stake, multiplier)
+        bet.returned = self.paytables[bet.code].returned(bet.stake, multiplier)
         bet.settled = True
         seat.credits += bet.returned
         seat.bonus.pop(0)
@@ -1073,8 +1062,12 @@ class Round:
     def _dealer_plays_on(self) -> bool:
         if self.rules.dealer_draws_to_end:
             return True
-        if any(b.code == "bust" for seat in self.seats.values() for b in seat.specials):
-            return True  # the bust bet needs the dealer's whole hand
+        if any(
+            self.paytables[b.code].settle_at is SettleAt.DEALER_FINAL
+            for seat in self.seats.values()
+            for b in seat.specials
+        ):
+            return True  # a bet on the dealer's final hand (bust) needs the whole hand
         return any(hand.live for seat in self.seats.values() for hand in seat.hands)
 
     def _settle(self) -> None:
@@ -1083,8 +1076,8 @@ class Round:
         self._pending.clear()
         dealer_bj = bool(self.dealer_blackjack)
         dealer_total = hand_total(self.dealer)[0]
-        self._settle_specials(_specials().SettleAt.DEALER_SECOND)
-        self._settle_specials(_specials().SettleAt.DEALER_FINAL)
+        self._settle_specials(SettleAt.DEALER_SECOND)
+        self._settle_specials(SettleAt.DEALER_FINAL)
         for seat in self.seats.values():
             for hand in seat.hands:
                 self._settle_hand(hand, dealer_bj, dealer_total)

@@ -1,10 +1,15 @@
 """Scenario files (spec/scenario-format.md, v1): read, validate, play, report.
 
-``play_scenario(data)`` takes the decoded JSON of a scenario and returns the
-outcome in the spec's output shape, or raises ``EngineError`` with the one
-line the command prints. Everything is validated before the first card, and
-the round itself refuses actions before applying them, so an invalid
-scenario never produces an outcome.
+``play_scenario(data, parse_paytables)`` takes the decoded JSON of a scenario and
+returns the outcome in the spec's output shape, or raises ``EngineError`` with the
+one line the command prints. Everything is validated before the first card, and
+the round itself refuses actions before applying them, so an invalid scenario
+never produces an outcome.
+
+The special bets are the caller's: ``parse_paytables`` reads the scenario's
+``special_bets`` (None when it has none) into what the table offers, each paytable
+with its evaluator (``payouts.specials.parse_paytables``; rounds/engine/specials.py).
+This package imports no app.
 """
 
 from __future__ import annotations
@@ -20,6 +25,10 @@ from .errors import EngineError, shown
 from .money import check_stake_limits, parse_money
 from .round import Bet, BonusAssigned, Burn, CardDrawn, Decision, Event, Phase, Round, Timeout
 from .rules import RuleSet
+from .specials import SpecialBets
+
+# Reads a scenario's "special_bets" (None: absent) into the special bets the table offers.
+PaytablesParser = Callable[[object], SpecialBets]
 
 TOP_LEVEL_FIELDS = frozenset(
     {"rules", "boxes", "limits", "special_bets", "burn", "bonus", "description", "stations", "shoe"}
@@ -37,12 +46,12 @@ class Scenario:
     actions: dict[str, list[str]]
     burn: int
     shoe: list[Card]
-    paytables: dict[str, Any]
+    paytables: SpecialBets
     special_limits: tuple[Decimal, Decimal] | None
     bonus: dict[tuple[str, int], Decimal]
 
 
-def parse_scenario(data: object) -> Scenario:
+def parse_scenario(data: object, parse_paytables: PaytablesParser) -> Scenario:
     """Validate a decoded scenario; raise EngineError naming what is wrong."""
     if not isinstance(data, dict):
         raise EngineError("a scenario must be a JSON object")
@@ -54,7 +63,7 @@ def parse_scenario(data: object) -> Scenario:
     if isinstance(boxes, bool) or not isinstance(boxes, int) or not 1 <= boxes <= MAX_BOXES:
         raise EngineError(f"boxes must be a whole number from 1 to {MAX_BOXES}, got {shown(boxes)}")
     limits = _parse_limits(data.get("limits"))
-    paytables = _parse_special_bets(data.get("special_bets"))
+    paytables = parse_paytables(data.get("special_bets"))
     burn = data.get("burn", 0)
     if isinstance(burn, bool) or not isinstance(burn, int) or burn < 0:
         raise EngineError(f"burn must be a whole number of cards, 0 or more, got {shown(burn)}")
@@ -87,16 +96,6 @@ def parse_scenario(data: object) -> Scenario:
     return Scenario(
         rules, boxes, bets, credits, actions, burn, shoe, paytables, limits.get("special"), bonus
     )
-
-
-def _parse_special_bets(data: object) -> dict[str, Any]:
-    from payouts.specials import parse_paytable  # payouts.specials builds on this engine
-
-    if data is None:
-        return {}
-    if not isinstance(data, dict):
-        raise EngineError("special_bets must be an object of bet code -> paytable")
-    return {code: parse_paytable(code, table) for code, table in data.items()}
 
 
 def _parse_bonus(
@@ -196,9 +195,9 @@ def _parse_box(station: str, key: str, boxes: int) -> int:
     return int(key)
 
 
-def play_scenario(data: object) -> dict[str, Any]:
+def play_scenario(data: object, parse_paytables: PaytablesParser) -> dict[str, Any]:
     """Play a decoded scenario through the rules engine; return the spec's output object."""
-    scenario = parse_scenario(data)
+    scenario = parse_scenario(data, parse_paytables)
     rnd = new_round(scenario)
     used = drive(scenario, lambda: rnd, rnd.apply)
     return {

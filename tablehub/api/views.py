@@ -24,6 +24,7 @@ from rest_framework.views import APIView
 from payouts.models import LedgerEntry
 from payouts.reports import report_csv, table_report
 from payouts.rtp import main_sheet, special_sheet
+from payouts.tasks import run_report
 from rounds.engine import EngineError
 from rounds.models import Round
 from rounds.recall import money, recall, station_rounds
@@ -432,8 +433,6 @@ class ReportJobs(Base):
     def post(self, request, table_id: int):
         """Ask for a report of up to a year; a Celery task computes it. Poll
         GET /api/reports/{id}/ until its status is done."""
-        from payouts.tasks import run_report
-
         table = get_or_404(Table.objects.all(), table_id, "table")
         data = request.data if isinstance(request.data, dict) else {}
         start, end = parse_range(

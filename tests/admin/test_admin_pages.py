@@ -169,6 +169,25 @@ def test_superuser_changes_a_jurisdiction_and_the_history_says_who(login, jurisd
     assert history.status_code == 200 and "root" in history.content.decode()
 
 
+def test_the_jurisdiction_form_refuses_a_change_that_breaks_a_table(login, table):
+    wa = table.jurisdiction
+    url = f"/admin/tablehub/jurisdiction/{wa.pk}/change/"
+    client = login("superuser")
+    response = client.post(url, jurisdiction_form(wa, max_splits="1"))  # the table splits 3
+    assert response.status_code == 200
+    html = response.content.decode()
+    assert "This change would break the current configuration of a table" in html
+    assert "table WA 1 (configuration v1): max_splits 3: " in html
+    assert "allows at most 1" in html
+    # A field error too: both are shown, as when the model's clean ran the table check.
+    response = client.post(url, jurisdiction_form(wa, max_splits="1", min_rtp="2"))
+    html = response.content.decode()
+    assert "Ensure this value is less than or equal to 1." in html
+    assert "This change would break the current configuration of a table" in html
+    wa.refresh_from_db()
+    assert (wa.max_splits, wa.min_rtp) == (3, None)  # nothing changed
+
+
 def test_auditor_reads_everything_and_changes_nothing(login, table):
     s1 = table.stations.get(name="s1")
     round = play(table, [(s1, 1, "main", "10")], "TS 9C 9D 8H", [("s1", "stand")])

@@ -5,6 +5,7 @@ from decimal import Decimal
 import pytest
 from django.core.exceptions import ValidationError
 
+from tablehub.configuration import check_tables_under
 from tablehub.models import Jurisdiction
 
 pytestmark = pytest.mark.django_db
@@ -68,8 +69,9 @@ def test_tightening_a_jurisdiction_under_a_configured_table_is_refused(table, ot
     wa = Jurisdiction.objects.get(code="wa-tribal")
     wa.max_splits = 1  # both tables split to 4 hands (max_splits 3)
     wa.approved_special_bets = [b for b in wa.approved_special_bets if b != "pair"]
+    wa.full_clean()  # valid in itself
     with pytest.raises(ValidationError) as exc:
-        wa.full_clean()
+        check_tables_under(wa)  # the configuration service's check (the admin form runs it)
     (message,) = exc.value.messages
     assert message.startswith("This change would break the current configuration of 2 tables")
     for name in ("WA 1", "WA 2"):
@@ -84,6 +86,8 @@ def test_a_change_every_current_configuration_allows_is_accepted(table):
     wa.max_decision_seconds = 20  # the table's timers are 15 s
     wa.approved_special_bets = ["21+3", "pair"]  # what the table offers
     wa.full_clean()
+    check_tables_under(wa)
     wa.max_decision_seconds = 10
+    wa.full_clean()
     with pytest.raises(ValidationError, match=r"table WA 1 \(configuration v1\): .*decision"):
-        wa.full_clean()
+        check_tables_under(wa)

@@ -13,12 +13,12 @@ from decimal import Decimal
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from payouts.specials import BETS
+from payouts.specials import BETS, Paytables
 from payouts.specials.defaults import default_paytable
 from rounds.engine import ALL_CARDS, Bet, Burn, CardDrawn, Decision, Phase, Round, RuleSet, Timeout
 from rounds.engine.round import BonusAssigned
 
-PAYTABLES = {code: default_paytable(code) for code in BETS}
+PAYTABLES = Paytables({code: default_paytable(code) for code in BETS})
 
 RULES = st.builds(
     RuleSet,

@@ -4,6 +4,7 @@ from decimal import Decimal
 
 import pytest
 
+from payouts.specials import Paytables
 from payouts.specials.defaults import default_paytable
 from rounds.engine import (
     Bet,
@@ -27,7 +28,7 @@ def new_round(bets, credits="100", rules=None):
         rules or RuleSet(),
         [Bet(s, box, code, D(stake)) for s, box, code, stake in bets],
         {s: D(credits) for s, *_ in bets},
-        paytables={code: default_paytable(code) for code in codes},
+        paytables=Paytables({code: default_paytable(code) for code in codes}),
     )
 
 
@@ -128,3 +129,14 @@ def test_a_bet_settled_at_the_end_does_not_fund_a_double():
     with pytest.raises(EngineError) as exc:
         rnd.apply(Decision("s1", "double"))
     assert exc.value.code == "insufficient_credits"
+
+
+def test_a_round_given_no_paytables_refuses_every_special_bet_as_not_offered():
+    """The engine knows no special bet of its own: they all come with the paytables."""
+    bets = [Bet("s1", 1, "main", D("10")), Bet("s1", 1, "pair", D("5"))]
+    with pytest.raises(EngineError) as refused:
+        Round(RuleSet(), bets, {"s1": D("100")})
+    assert refused.value.code == "special_not_offered"
+    assert refused.value.line() == (
+        "station s1, box 1: special bet 'pair' is not offered at this table"
+    )

@@ -10,6 +10,7 @@ import pytest
 from django.db.models import Sum
 
 from payouts.models import LedgerEntry
+from payouts.specials import parse_paytables
 from payouts.specials.bonus import fixed_bonus
 from rounds import writer
 from rounds.engine.scenario import drive, parse_scenario
@@ -49,7 +50,7 @@ def set_up_table(data, scenario):
 def test_golden_round_through_the_services(path):
     data = json.loads(path.read_text(), parse_float=Decimal)
     expected = json.loads(path.with_suffix(".expected.json").read_text())
-    scenario = parse_scenario(data)
+    scenario = parse_scenario(data, parse_paytables)
     table, stations = set_up_table(data, scenario)
     by_name = {s.name: s for s in stations}
     round = writer.open_round(table)

@@ -13,6 +13,7 @@ from channels.layers import channel_layers
 from django.db.models import Sum
 
 from payouts.models import LedgerEntry
+from payouts.specials import parse_paytables
 from rounds.engine import EngineError, play_scenario
 from rounds.live_replay import play_live
 from tablehub.models import Table
@@ -45,7 +46,9 @@ def test_golden_round_replayed_live(live, path):
     data = json.loads(path.read_text(), parse_float=Decimal)
     outcome = live(data, timer_ms=TIMER_MS)
     assert outcome == json.loads(path.with_suffix(".expected.json").read_text())
-    assert outcome == play_scenario(json.loads(path.read_text(), parse_float=Decimal))
+    assert outcome == play_scenario(
+        json.loads(path.read_text(), parse_float=Decimal), parse_paytables
+    )
     assert_replay_table_stays()
 
 

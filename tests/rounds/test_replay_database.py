@@ -28,6 +28,7 @@ import pytest
 from django.db import connection
 
 from payouts.models import LedgerEntry
+from payouts.specials import parse_paytables
 from rounds.engine import RuleSet, play_scenario
 from rounds.models import Round, RoundEvent
 from stations.models import Station
@@ -102,7 +103,7 @@ def play_live_command(
 
 def engine_output(path: Path) -> str:
     """What ``play_scenario FILE`` prints (the engine path): --live prints exactly that."""
-    outcome = play_scenario(json.loads(path.read_text(), parse_float=Decimal))
+    outcome = play_scenario(json.loads(path.read_text(), parse_float=Decimal), parse_paytables)
     return json.dumps(outcome, indent=2) + "\n"
 
 

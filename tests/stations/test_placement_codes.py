@@ -6,8 +6,8 @@ from decimal import Decimal
 import pytest
 
 from payouts import ledger
+from payouts.specials import parse_paytables
 from payouts.specials.defaults import _defaults
-from payouts.specials.paytable import parse_paytable
 from rounds import writer
 from rounds.engine import RuleSet
 from stations.commands import handle
@@ -215,7 +215,7 @@ def test_the_round_holds_each_special_bet_to_its_own_limits():
     from rounds.engine.errors import EngineError
 
     pays = {code: _defaults()[code]["pays"] for code in ("pair", "21+3")}
-    paytables = {code: parse_paytable(code, table) for code, table in pays.items()}
+    paytables = parse_paytables(pays)
     limits = {"pair": (Decimal("2"), Decimal("10")), "21+3": (Decimal("1"), Decimal("25"))}
     credits = {"s1": Decimal("100")}
     bets = [Bet("s1", 1, "main", Decimal("5")), Bet("s1", 1, "21+3", Decimal("20"))]

@@ -17,7 +17,7 @@ from payouts.specials import BETS, parse_paytable
 from payouts.specials.defaults import default_paytable
 from payouts.specials.parsheet import special_parsheet
 from rounds.engine import EngineError, RuleSet
-from rounds.management.commands.play_scenario import EXIT_INVALID, read_scenario
+from rounds.scenario_file import EXIT_INVALID, read_scenario
 
 
 def parse_decks(value: str | None) -> int | None:

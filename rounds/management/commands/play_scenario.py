@@ -20,39 +20,16 @@ import sys
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
-from decimal import Decimal
-from typing import Any, TextIO
+from typing import Any
 
 from channels.layers import channel_layers
 from django.conf import settings
 from django.core.management.base import BaseCommand
 
+from payouts.specials import parse_paytables
 from rounds.engine import EngineError, play_scenario
 from rounds.engine.scenario import parse_scenario
-
-EXIT_INVALID = 2
-
-
-def read_scenario(path: str, stdin: TextIO) -> Any:
-    """Decode a scenario file (or stdin for "-"); floats are read as exact Decimals."""
-    try:
-        if path == "-":
-            text = stdin.read()
-        else:
-            with open(path, encoding="utf-8") as handle:
-                text = handle.read()
-    except OSError as exc:
-        raise EngineError(f"{path}: cannot read the scenario ({exc.strerror})") from None
-    except UnicodeDecodeError:
-        raise EngineError(f"{path}: the scenario is not UTF-8 text") from None
-    try:
-        return json.loads(text, parse_float=Decimal)
-    except json.JSONDecodeError as exc:
-        raise EngineError(
-            f"{path}: not valid JSON ({exc.msg} at line {exc.lineno} column {exc.colno})"
-        ) from None
-    except RecursionError:
-        raise EngineError(f"{path}: the JSON is nested too deeply") from None
+from rounds.scenario_file import EXIT_INVALID, read_scenario
 
 
 class Command(BaseCommand):
@@ -79,7 +56,7 @@ class Command(BaseCommand):
         try:
             data = read_scenario(options["file"], sys.stdin)
             if not options["live"]:
-                outcome = play_scenario(data)
+                outcome = play_scenario(data, parse_paytables)
             elif options["url"]:
                 outcome = live_replay().play_live(data, options["url"], options["timer_ms"])
             else:
@@ -92,7 +69,8 @@ class Command(BaseCommand):
     def play_apart(self, data: Any, timer_ms: int | None, keep: bool) -> dict[str, Any]:
         """``--live`` without ``--url``: the server in this process, on a throwaway database
         and channel layer of its own, removed afterwards however the replay ends."""
-        parse_scenario(data)  # an invalid scenario is told before a database is made
+        # An invalid scenario is told before a database is made.
+        parse_scenario(data, parse_paytables)
         replay = live_replay()
         # Our own server only: a shared Redis layer would mix our table's groups with those
         # of a real table with the same id in the configured database.
