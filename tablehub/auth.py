@@ -16,12 +16,14 @@ failures are not counted.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from datetime import timedelta
 from typing import Any
 
 from axes.backends import AxesStandaloneBackend
 from axes.conf import settings as axes_settings
 from django.contrib.auth import authenticate
+from django.contrib.auth.base_user import AbstractBaseUser
 from django.http import HttpRequest
 from django.utils import timezone
 
@@ -54,7 +56,7 @@ def locked_anywhere(username: str) -> bool:
     return attempts.exists()
 
 
-def request_from_scope(scope: dict[str, Any]) -> HttpRequest:
+def request_from_scope(scope: Mapping[str, Any]) -> HttpRequest:
     """A minimal HttpRequest carrying a websocket's client address, user agent and path."""
     request = HttpRequest()
     client = scope.get("client") or ("", 0)
@@ -69,6 +71,8 @@ def request_from_scope(scope: dict[str, Any]) -> HttpRequest:
     return request
 
 
-def authenticate_from_scope(scope: dict[str, Any], username: str, password: str):
+def authenticate_from_scope(
+    scope: Mapping[str, Any], username: str, password: str
+) -> AbstractBaseUser | None:
     """``authenticate`` for a websocket: the user, or None (wrong password or locked out)."""
     return authenticate(request_from_scope(scope), username=username, password=password)
