@@ -22,10 +22,17 @@ Limits = tuple[Decimal, Decimal] | None
 
 
 class PlacedBet(Protocol):
-    station: str
-    box: int
-    code: str
-    stake: Decimal
+    """A bet as check_placement reads it: read-only members, so that the engine's frozen Bet
+    is one."""
+
+    @property
+    def station(self) -> str: ...
+    @property
+    def box(self) -> int: ...
+    @property
+    def code(self) -> str: ...
+    @property
+    def stake(self) -> Decimal: ...
 
 
 def check_placement(
