@@ -46,7 +46,9 @@ def play_round(rules: RuleSet, stations: int, rng: random.Random) -> tuple[int, 
             events += 1
             continue
         for station in rnd.prompted_stations:
-            allowed = rnd.prompt_for(station)["allowed"]
+            prompt = rnd.prompt_for(station)
+            assert prompt is not None  # a prompted station has its question
+            allowed = prompt["allowed"]
             choice = rng.choice(allowed + ["timeout"])
             event = Timeout(station) if choice == "timeout" else Decision(station, choice)
             notices += len(rnd.apply(event))

@@ -139,12 +139,13 @@ async def measure(
 ) -> dict:
     import websockets
     from asgiref.sync import sync_to_async
+    from websockets.typing import Origin
 
     from rounds import writer
     from tablehub.models import Table
 
     url = f"ws://127.0.0.1:{port}/ws/tables/{table_id}"
-    origin = "http://127.0.0.1"
+    origin = Origin("http://127.0.0.1")
     stations = []
     for name in names:
         ws = await websockets.connect(f"{url}/station/", origin=origin, max_queue=None)

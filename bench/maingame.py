@@ -49,7 +49,9 @@ def play(rules: RuleSet, chart: dict, rounds: int, seed: int) -> tuple[float, fl
                 rnd.apply(CardDrawn(next(cards)))
                 continue
             prompt = rnd.prompt_for("p")
+            assert prompt is not None  # no card is wanted, so the one station is asked
             hand = seat.prompt if prompt["kind"] == "decision" else seat.hands[0]
+            assert hand is not None
             action = player.decide(hand.cards, rnd.dealer[0], prompt, hand.split)
             rnd.apply(Decision("p", action))
         result = float((seat.credits - credits) / STAKE)

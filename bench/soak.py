@@ -38,6 +38,10 @@ import time
 from collections import Counter
 from decimal import Decimal
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from websockets.asyncio.client import ClientConnection
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -147,15 +151,16 @@ class Socket:
         self.prefix = prefix
         self.sent = 0
         self.pending: dict[str, asyncio.Future] = {}
-        self.ws = None
+        self.ws: ClientConnection | None = None
         self.reader: asyncio.Task | None = None
 
     async def open(self, path: str, headers=None) -> None:
         import websockets
+        from websockets.typing import Origin
 
         self.ws = await websockets.connect(
             f"{self.soak.url}{path}",
-            origin=ORIGIN,
+            origin=Origin(ORIGIN),
             additional_headers=headers,
             max_queue=None,
             ping_interval=None,
@@ -164,6 +169,7 @@ class Socket:
         self.reader = asyncio.create_task(self._read())
 
     async def _read(self) -> None:
+        assert self.ws is not None  # started by open()
         try:
             async for text in self.ws:
                 frame = json.loads(text)
@@ -188,6 +194,7 @@ class Socket:
             client_id = f"{self.prefix}-{self.sent}"
         from websockets.exceptions import ConnectionClosed
 
+        assert self.ws is not None, "open() first"
         future = asyncio.get_running_loop().create_future()
         self.pending[client_id] = future
         try:
@@ -217,7 +224,7 @@ class Player:
         self.name = name
         self.secret = secret
         self.rng = rng
-        self.socket: Socket | None = None
+        self._socket: Socket | None = None
         self.connected = False
         self.credits = Decimal(0)
         self.tasks: set[asyncio.Task] = set()
@@ -236,9 +243,15 @@ class Player:
         except Exception as exc:  # a bug of the soak or the server: counted, shown at the end
             self.soak.failures.append(f"{self.name}: {type(exc).__name__}: {exc}")
 
+    @property
+    def socket(self) -> Socket:
+        """The station's websocket, made by connect()."""
+        assert self._socket is not None, "connect() first"
+        return self._socket
+
     async def connect(self) -> None:
         self.generation += 1
-        self.socket = Socket(self.soak, self.on_event, f"{self.name}-g{self.generation}")
+        self._socket = Socket(self.soak, self.on_event, f"{self.name}-g{self.generation}")
         await self.socket.open(f"/ws/tables/{self.soak.table}/station/")
         reply = await self.socket.request(
             {"type": "join", "station": self.name, "credential": self.secret}
@@ -371,7 +384,8 @@ class Soak:
         self.betting: dict[int, set[str]] = {}
         self.betting_done: dict[int, asyncio.Event] = {}
         self.over = asyncio.Event()
-        self.tablet: Socket | None = None
+        self.tablet = Socket(self, self.on_tablet_event, "tablet")
+        self.final: dict[str, dict[str, Any]] | None = None  # each station's state at the end
 
     def tally(self, kind, reply: dict) -> None:
         if reply.get("ok"):
@@ -425,7 +439,6 @@ class Soak:
                     player.spawn(player.bet(round_id))
 
     async def run(self) -> float:
-        self.tablet = Socket(self, self.on_tablet_event, "tablet")
         await self.tablet.open(
             f"/ws/tables/{self.table}/croupier/",
             headers={"Cookie": f"sessionid={self.session}"},
@@ -543,7 +556,7 @@ def check_round(round, stations, rebuild, recall, LedgerEntry) -> list[str]:
     engine = rebuild(round)
     if not engine.settled:
         return [f"{where}: the replay does not end settled"]
-    stored_hands = {}
+    stored_hands: dict[str, list[tuple[Any, ...]]] = {}
     for hand in round.hands.select_related("station").order_by("station__name", "position"):
         stored_hands.setdefault(hand.station.name, []).append(
             (hand.box, hand.cards, hand.stake, hand.result, hand.returned, hand.insurance,

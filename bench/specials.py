@@ -68,8 +68,8 @@ def timed_round(stations: int, rng: random.Random) -> float:
         if rnd.awaiting_card:
             rnd.apply(CardDrawn(next(cards)))
         elif rnd.awaiting_bonus:
-            for station, box, multipliers in rnd.awaiting_bonus:
-                rnd.apply(BonusAssigned(station, box, tuple(multipliers)))
+            for station, box, (first, second, third) in rnd.awaiting_bonus:
+                rnd.apply(BonusAssigned(station, box, (first, second, third)))
         else:
             rnd.apply(Timeout())
     return rnd.spent

@@ -5,7 +5,7 @@ passes the door of ``tablehub.consumers.TableConsumer`` (frame checks, the rate 
 from __future__ import annotations
 
 import logging
-from typing import Any
+from typing import Any, cast
 
 from channels.db import database_sync_to_async
 
@@ -98,14 +98,14 @@ CLOSE_NO_TABLE = 4404
 
 
 @database_sync_to_async
-def _admit(table_id: int, user: Any) -> tuple[Table | None, int | None]:
+def _admit(table_id: int, user: Any) -> Table | int:
     """The table, or the close code that refuses this user."""
     if user is None or not user.is_authenticated:
-        return None, CLOSE_LOGGED_OUT
+        return CLOSE_LOGGED_OUT
     if not has_role(user, TABLET_ROLES):
-        return None, CLOSE_FORBIDDEN
+        return CLOSE_FORBIDDEN
     table = Table.objects.filter(pk=table_id).first()
-    return table, None if table is not None else CLOSE_NO_TABLE
+    return table if table is not None else CLOSE_NO_TABLE
 
 
 class CroupierConsumer(TableConsumer):
@@ -121,12 +121,12 @@ class CroupierConsumer(TableConsumer):
         self.user = self.scope.get("user")
         self.table: Table | None = None
         self.replies: dict[str, dict[str, Any]] = {}
-        table, refusal = await _admit(self.table_id, self.user)
+        table = await _admit(self.table_id, self.user)
         await self.accept()
-        if refusal is not None:
+        if isinstance(table, int):
             name = getattr(self.user, "username", "") or "anonymous"
-            log.warning("table %s: tablet socket refused for %s (%s)", self.table_id, name, refusal)
-            await self.close(code=refusal)
+            log.warning("table %s: tablet socket refused for %s (%s)", self.table_id, name, table)
+            await self.close(code=table)
             return
         self.table = table
         await self.hear_table(self.table_id)
@@ -136,17 +136,23 @@ class CroupierConsumer(TableConsumer):
     def refusal(self, code: str, message: str, content: Any) -> dict[str, Any]:
         return error_reply(client_id_of(content), code, message)
 
-    async def receive(self, text_data: str | None = None, bytes_data: bytes | None = None) -> None:
+    async def receive(
+        self, text_data: str | None = None, bytes_data: bytes | None = None, **kwargs: Any
+    ) -> None:
         if self.table is None:
             return  # refused at connect: the socket is closing
-        await super().receive(text_data, bytes_data)
+        await super().receive(text_data, bytes_data, **kwargs)
 
     async def receive_message(self, content: Any) -> None:
         client_id = client_id_of(content)
         if client_id is not None and client_id in self.replies:
             await self.send_json(self.replies[client_id] | {"resent": True})
             return
-        reply = await database_sync_to_async(handle)(self.table, self.user, content, self.scope)
+        table, user = self.table, self.user
+        assert table is not None and user is not None  # receive drops a refused socket's frames
+        # The scope is a dict at run time; channels' stubs type it as a TypedDict.
+        scope = cast(dict[str, Any], self.scope)
+        reply = await database_sync_to_async(handle)(table, user, content, scope)
         if client_id is not None and reply["client_id"] == client_id:
             if len(self.replies) >= KEEP_REPLIES:
                 self.replies.pop(next(iter(self.replies)))

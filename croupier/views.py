@@ -11,7 +11,7 @@ from functools import wraps
 from django.contrib.auth.views import LoginView, LogoutView, redirect_to_login
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, render
-from django.urls import reverse, reverse_lazy
+from django.urls import reverse
 from rest_framework.permissions import AllowAny
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -29,13 +29,13 @@ class TabletLoginView(LoginView):
     """Django's login with the tablet's page; afterwards the list of tables (or ``next``)."""
 
     template_name = "croupier/login.html"
-    next_page = reverse_lazy("croupier:tables")
+    next_page = "croupier:tables"  # a URL name: the redirect goes through resolve_url
 
 
 class TabletLogoutView(LogoutView):
     """Log out (POST, as Django requires) and back to the tablet's login."""
 
-    next_page = reverse_lazy("croupier:login")
+    next_page = "croupier:login"
 
 
 def tablet_staff(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:

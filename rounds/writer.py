@@ -131,7 +131,8 @@ def _in_this_transaction(round_id: int, seq: int, disown: bool = False) -> Live 
     returned to the cache changed."""
     # Django's list of this connection's pending on-commit callbacks (there is no public
     # accessor); a callback of a rolled-back savepoint is no longer in it.
-    for _savepoints, callback, _robust in reversed(connection.run_on_commit):
+    for pending in reversed(connection.run_on_commit):
+        callback = pending[1]  # (savepoint ids, callback, robust); the stubs say a pair
         if isinstance(callback, _PutBackOnCommit) and callback.live is not None:
             if callback.live.round_id == round_id:
                 live = callback.live
@@ -159,6 +160,7 @@ def open_round(table: Table) -> Round:
         round = Round.objects.create(table=table, config=table.current_config())
         _start_timer(round, "betting", "betting")
         round.save(update_fields=["step_key", "deadline"])
+        assert round.deadline is not None  # _start_timer gave the step its deadline
         # Every station and tablet learns that bets are open, whoever opened the round.
         opened = Notice(
             "public",
@@ -471,7 +473,7 @@ def _bring_the_ledger(round: Round, engine: Engine, seq: int) -> list[tuple]:
             continue
         if entry is not None:  # no longer in the round, or another amount: taken back
             movements.append((entry.station, entry.kind, -entry.amount, entry.key + CORRECTED))
-        if amount is not None:
+        if name is not None and amount is not None:
             key = item if item not in keys else f"{item}:c{seq}"
             kind = LedgerEntry.Kind.STAKE if amount < 0 else LedgerEntry.Kind.RETURN
             movements.append((stations[name], kind, amount, key))
@@ -592,6 +594,7 @@ def _write_results(round: Round, engine: Engine, stations: dict[str, Station]) -
     hands = []
     for name, seat in engine.seats.items():
         for position, hand in enumerate(seat.hands):
+            assert hand.result is not None  # the round is settled: every hand has its result
             hands.append(
                 Hand(
                     round=round,

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from django import forms
 from django.contrib import admin
 from django.urls import reverse
@@ -23,8 +25,9 @@ class StationForm(forms.ModelForm):
         model = Station
         fields = ("table", "name", "is_active")
 
-    def clean(self):
-        cleaned = super().clean()
+    def clean(self) -> dict[str, Any]:
+        super().clean()
+        cleaned = self.cleaned_data  # what ModelForm.clean returns
         if self.instance.pk is None and not cleaned.get("new_credential"):
             self.add_error("new_credential", "a new station needs a credential")
         return cleaned

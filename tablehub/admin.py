@@ -307,6 +307,7 @@ class BaseConfigForm(forms.ModelForm):
             options = paytable_options(code, specials.get(code))
             self.options[code] = {key: pays for key, _, pays in options}
             field = self.fields[f"special_{code}"]
+            assert isinstance(field, forms.ChoiceField)  # made by _declared_fields
             field.choices = [("", "not offered")] + [
                 (key, f"{label}: {_pays_text(pays)}") for key, label, pays in options
             ]
@@ -317,8 +318,8 @@ class BaseConfigForm(forms.ModelForm):
         """The version this form starts from: the one being changed, or the table's current."""
         if self.instance.pk is not None:
             return self.instance
-        table_id = self.initial.get("table") or self.data.get("table")
-        table = Table.objects.filter(pk=table_id).first() if str(table_id).isdigit() else None
+        table_id = str(self.initial.get("table") or self.data.get("table"))
+        table = Table.objects.filter(pk=int(table_id)).first() if table_id.isdigit() else None
         return table.current_config() if table is not None else None
 
     def configuration(self) -> dict[str, Any]:
@@ -353,7 +354,8 @@ class BaseConfigForm(forms.ModelForm):
         }
 
     def clean(self) -> dict[str, Any]:
-        cleaned = super().clean()
+        super().clean()
+        cleaned = self.cleaned_data  # what ModelForm.clean returns
         if self.errors:
             return cleaned
         table = cleaned.get("table") or (self.instance.table if self.instance.pk else None)

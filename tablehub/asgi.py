@@ -18,7 +18,11 @@ from tablehub.routing import websocket_urlpatterns
 application = ProtocolTypeRouter(
     {
         "http": django_asgi_app,
-        "websocket": AllowedHostsOriginValidator(URLRouter(websocket_urlpatterns)),
+        # types-channels wants its own URLPattern subtype, which django-stubs' path() does
+        # not return.
+        "websocket": AllowedHostsOriginValidator(
+            URLRouter(websocket_urlpatterns)  # type: ignore[arg-type]
+        ),
     }
 )
 

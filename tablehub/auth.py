@@ -16,6 +16,7 @@ failures are not counted.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from datetime import timedelta
 from typing import Any
 
@@ -24,6 +25,7 @@ from axes.conf import settings as axes_settings
 from axes.exceptions import AxesBackendPermissionDenied
 from axes.models import AccessAttempt
 from django.contrib.auth import authenticate
+from django.contrib.auth.base_user import AbstractBaseUser
 from django.http import HttpRequest
 from django.utils import timezone
 
@@ -52,7 +54,7 @@ def locked_anywhere(username: str) -> bool:
     return attempts.exists()
 
 
-def request_from_scope(scope: dict[str, Any]) -> HttpRequest:
+def request_from_scope(scope: Mapping[str, Any]) -> HttpRequest:
     """A minimal HttpRequest carrying a websocket's client address, user agent and path."""
     request = HttpRequest()
     client = scope.get("client") or ("", 0)
@@ -67,6 +69,8 @@ def request_from_scope(scope: dict[str, Any]) -> HttpRequest:
     return request
 
 
-def authenticate_from_scope(scope: dict[str, Any], username: str, password: str):
+def authenticate_from_scope(
+    scope: Mapping[str, Any], username: str, password: str
+) -> AbstractBaseUser | None:
     """``authenticate`` for a websocket: the user, or None (wrong password or locked out)."""
     return authenticate(request_from_scope(scope), username=username, password=password)

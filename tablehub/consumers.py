@@ -26,6 +26,7 @@ import json
 import logging
 from typing import Any
 
+from asgiref.typing import WebSocketConnectEvent
 from channels.consumer import get_handler_name
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
 
@@ -111,7 +112,7 @@ class TableConsumer(AsyncJsonWebsocketConsumer):
 
     rate_kind = "station"
 
-    async def websocket_connect(self, message: dict[str, Any]) -> None:
+    async def websocket_connect(self, message: WebSocketConnectEvent) -> None:
         self.limiter = ratelimit.for_connection(self.rate_kind)
         self.closing = False
         await super().websocket_connect(message)
@@ -138,7 +139,9 @@ class TableConsumer(AsyncJsonWebsocketConsumer):
         if hub is not None:
             hub.remove(self)
 
-    async def receive(self, text_data: str | None = None, bytes_data: bytes | None = None) -> None:
+    async def receive(
+        self, text_data: str | None = None, bytes_data: bytes | None = None, **kwargs: Any
+    ) -> None:
         if self.closing:
             return  # closed for flooding: frames still on their way are dropped
         verdict = self.limiter.check()

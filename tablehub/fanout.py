@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Collection
 from typing import Any, Protocol
 
 log = logging.getLogger("tablehub.fanout")
@@ -138,6 +139,7 @@ class TableHub:
 
     async def hand_out(self, frames: list[list[Any]]) -> None:
         for audience, station, text in frames:
+            sockets: Collection[Socket]
             if audience == PUBLIC:
                 sockets = self.listeners
             elif audience == STATION:

@@ -12,8 +12,13 @@ from django.urls import path
 from croupier.consumers import CroupierConsumer, ShoeConsumer
 from stations.consumers import StationConsumer
 
+# django-stubs' path() takes only Django views, not the ASGI applications that channels'
+# URLRouter routes to: hence the arg-type ignores.
 websocket_urlpatterns = [
-    path("ws/tables/<int:table_id>/station/", StationConsumer.as_asgi()),
-    path("ws/tables/<int:table_id>/shoe/", ShoeConsumer.as_asgi()),
-    path("ws/tables/<int:table_id>/croupier/", AuthMiddlewareStack(CroupierConsumer.as_asgi())),
+    path("ws/tables/<int:table_id>/station/", StationConsumer.as_asgi()),  # type: ignore[arg-type]
+    path("ws/tables/<int:table_id>/shoe/", ShoeConsumer.as_asgi()),  # type: ignore[arg-type]
+    path(
+        "ws/tables/<int:table_id>/croupier/",
+        AuthMiddlewareStack(CroupierConsumer.as_asgi()),  # type: ignore[arg-type]
+    ),
 ]

@@ -4,6 +4,7 @@ round services (as the croupier and the stations would play them)."""
 from __future__ import annotations
 
 import importlib
+from collections.abc import Sequence
 from decimal import Decimal
 
 from django.contrib.auth.models import Group, Permission, User
@@ -11,7 +12,9 @@ from django.contrib.auth.models import Group, Permission, User
 from rounds import writer
 from rounds.engine import CardDrawn, Decision, parse_card
 from rounds.models import Round
+from stations.models import Station
 from tablehub import roles
+from tablehub.models import Table
 
 STAFF_ROLES = (roles.FLOOR_MANAGER, roles.AUDITOR)  # the roles that use the admin
 
@@ -43,10 +46,10 @@ def make_staff(username: str, role: str | None, password: str = "pw-" + "x" * 12
 
 
 def play(
-    table,
-    bets: list[tuple[object, int, str, str]],
+    table: Table,
+    bets: list[tuple[Station, int, str, str]],
     cards: str,
-    decisions: list[tuple[str, str]] = (),
+    decisions: Sequence[tuple[str, str]] = (),
 ) -> Round:
     """Open a round, place ``bets`` (station, box, code, stake), close bets, then deal
     ``cards`` one at a time; a decision ``(station name, action)`` is made whenever the

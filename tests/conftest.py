@@ -101,7 +101,7 @@ def run_command():
 
     from django.core.management import call_command
 
-    def run(name: str, *args: str) -> tuple[int, str, str]:
+    def run(name: str, *args: str) -> tuple[int | str | None, str, str]:
         out, err = io.StringIO(), io.StringIO()
         try:
             call_command(name, *args, stdout=out, stderr=err)

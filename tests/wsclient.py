@@ -10,6 +10,7 @@ from typing import Any, Protocol
 
 from websockets.exceptions import InvalidHandshake, InvalidStatus
 from websockets.sync.client import connect
+from websockets.typing import Origin
 
 
 class HasPort(Protocol):
@@ -38,7 +39,7 @@ class Client:
             try:
                 self.ws = connect(
                     f"ws://127.0.0.1:{self.port}{self.path}",
-                    origin="http://127.0.0.1",
+                    origin=Origin("http://127.0.0.1"),
                     open_timeout=5,
                     close_timeout=1,
                 ).__enter__()

@@ -23,7 +23,7 @@ CHART_UPS = (1, 2, 3, 4, 5, 6, 7, 8, 9, 0)  # printed 2 .. 9, T, A
 
 def best(shoe: Shoe, up: int, spot: Spot, values: dict[str, float]) -> str:
     """Composition-dependent play: the action worth most for these exact cards."""
-    return max(values, key=values.get)
+    return max(values, key=values.__getitem__)
 
 
 class Chart:
@@ -222,7 +222,7 @@ def pair_decisions(game: MainGame, play: Chooser) -> Any:
         plays = {k: v for k, v in values.items() if k in ("S", "H", "D", "R")}
         if may_split(game, rank):
             plays["P"] = game.split(shoe, up, rank, play)
-        letter = max(plays, key=plays.get)
+        letter = max(plays, key=plays.__getitem__)
         if letter == "D":
             return "D" if values["H"] > values["S"] else "Ds"
         return letter

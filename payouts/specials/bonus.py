@@ -23,15 +23,17 @@ _FIXED: dict[tuple[str, int], Decimal] | None = None
 
 def assign_multipliers(
     station: str, box: int, multipliers: Sequence[Decimal]
-) -> tuple[Decimal, ...]:
+) -> tuple[Decimal, Decimal, Decimal]:
     """The three multipliers in a secure random order: the first is behind pick_1."""
     order = list(multipliers)
     if _FIXED is not None:
         wanted = _FIXED.get((station, box), min(order))
         order.remove(next(m for m in order if m == wanted))
-        return (wanted, *order)
-    SECURE_RNG.shuffle(order)
-    return tuple(order)
+        order.insert(0, wanted)
+    else:
+        SECURE_RNG.shuffle(order)
+    first, second, third = order
+    return first, second, third
 
 
 @contextmanager

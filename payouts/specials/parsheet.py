@@ -163,14 +163,17 @@ def special_parsheet(
     else:
         counts, total = combination_counts(spec, table, decks)
         probability = {c: Fraction(counts.get(c, 0), total) for c in spec.combinations}
-    rows = []
+    rows: list[dict[str, Any]] = []
     rtp = Fraction(0)
     for combo in spec.combinations:
         pays = table.get(combo)
         if pays is None:
             rows.append({"code": combo, "pays": None, "probability": 0.0, "return": 0.0})
             continue
-        mean = sum(Fraction(x) for x in pays) / 3 if isinstance(pays, tuple) else Fraction(pays)
+        if isinstance(pays, tuple):
+            mean = sum((Fraction(x) for x in pays), Fraction(0)) / 3
+        else:
+            mean = Fraction(pays)
         ret = probability[combo] * (mean + 1)
         rtp += ret
         rows.append(

@@ -88,7 +88,8 @@ def parse_paytable(code: str, data: object, where: str = "special_bets") -> Payt
         if combo in spec.bonus_combinations:
             if not isinstance(value, list) or len(value) != 3:
                 raise EngineError(f"{place} must be a list of three multipliers")
-            table[combo] = tuple(_pay(v, place) for v in value)  # type: ignore[assignment]
+            first, second, third = (_pay(v, place) for v in value)
+            table[combo] = (first, second, third)
         else:
             table[combo] = _pay(value, place)
     return table

@@ -6,7 +6,7 @@ station, the box and the rule.
 
 from __future__ import annotations
 
-from collections import Counter
+from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping
 from decimal import Decimal
 from typing import Protocol
@@ -22,10 +22,17 @@ Limits = tuple[Decimal, Decimal] | None
 
 
 class PlacedBet(Protocol):
-    station: str
-    box: int
-    code: str
-    stake: Decimal
+    """A bet as check_placement reads it: read-only members, so that the engine's frozen Bet
+    is one."""
+
+    @property
+    def station(self) -> str: ...
+    @property
+    def box(self) -> int: ...
+    @property
+    def code(self) -> str: ...
+    @property
+    def stake(self) -> Decimal: ...
 
 
 def check_placement(
@@ -38,7 +45,7 @@ def check_placement(
     [minimum, maximum] for every special bet, or one per bet code."""
     bets = list(bets)
     main = {(b.station, b.box): b.stake for b in bets if b.code == "main"}
-    main_total: Counter[str] = Counter()
+    main_total: defaultdict[str, Decimal] = defaultdict(Decimal)
     for (station, _), stake in main.items():
         main_total[station] += stake
     codes = {(b.station, b.box, b.code) for b in bets}

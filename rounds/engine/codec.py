@@ -38,6 +38,6 @@ def load_event(kind: str, payload: dict[str, Any]) -> Event:
     if kind == "timeout":
         return Timeout(payload.get("station"))
     if kind == "bonus_assigned":
-        multipliers = tuple(Decimal(m) for m in payload["multipliers"])
-        return BonusAssigned(payload["station"], payload["box"], multipliers)  # type: ignore[arg-type]
+        first, second, third = (Decimal(m) for m in payload["multipliers"])
+        return BonusAssigned(payload["station"], payload["box"], (first, second, third))
     raise EngineError(f"unknown event kind {kind!r}")

@@ -288,7 +288,8 @@ def _assign_bonus_games(
             )
         rest = list(multipliers)
         rest.remove(next(m for m in rest if m == value))
-        apply(BonusAssigned(station, box, (value, *rest)))
+        second, third = rest
+        apply(BonusAssigned(station, box, (value, second, third)))
 
 
 def _bounded_steps() -> Iterator[int]:

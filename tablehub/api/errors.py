@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.core.exceptions import ValidationError as DjangoValidationError
 from rest_framework import exceptions, status
 from rest_framework.response import Response
@@ -38,14 +40,14 @@ def _plain(detail):
     return str(detail)
 
 
-def exception_handler(exc, context):
+def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:
     if isinstance(exc, RecursionError):  # a JSON body nested too deep for the parser
         exc = exceptions.ParseError("JSON parse error - the body is nested too deeply")
     if isinstance(exc, DjangoValidationError):
         fields = exc.message_dict if hasattr(exc, "error_dict") else {"detail": exc.messages}
         exc = BadRequest(_first(fields), fields)
     if isinstance(exc, BadRequest):
-        body = {"code": exc.error_code, "message": exc.message}
+        body: dict[str, Any] = {"code": exc.error_code, "message": exc.message}
         if exc.fields:
             body["fields"] = exc.fields
         return Response({"error": body}, status=exc.status_code)

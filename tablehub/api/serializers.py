@@ -9,7 +9,9 @@ class ErrorSerializer(serializers.Serializer):
     class Body(serializers.Serializer):
         code = serializers.CharField()
         message = serializers.CharField()
-        fields = serializers.DictField(required=False)
+        # DRF's serializer metaclass takes declared fields out of the class, so this does not
+        # replace Serializer.fields; the stubs cannot express that.
+        fields = serializers.DictField(required=False)  # type: ignore[assignment]
 
     error = Body()
 
@@ -76,7 +78,9 @@ class JurisdictionSerializer(serializers.Serializer):
     min_rtp = serializers.DecimalField(max_digits=6, decimal_places=4, allow_null=True)
     stale_game_hours = serializers.IntegerField()
     required_rules = serializers.JSONField()
-    source = serializers.CharField()
+    # Declared fields leave the class (DRF's serializer metaclass), so this does not replace
+    # Field.source; the stubs cannot express that.
+    source = serializers.CharField()  # type: ignore[assignment]
 
 
 class StationSerializer(serializers.Serializer):

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
-from typing import Any
+from typing import Any, TypeVar
 
 from django.db import transaction
-from django.db.models import Sum
+from django.db.models import Model, QuerySet, Sum
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 from drf_spectacular.types import OpenApiTypes
@@ -18,6 +18,7 @@ from rest_framework.authtoken.views import ObtainAuthToken
 from rest_framework.exceptions import NotFound, PermissionDenied
 from rest_framework.pagination import PageNumberPagination
 from rest_framework.renderers import BaseRenderer, BrowsableAPIRenderer, JSONRenderer
+from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
@@ -69,13 +70,26 @@ class Base(APIView):
         return exception_handler
 
 
+_Row = TypeVar("_Row")
+_M = TypeVar("_M", bound=Model)
+
+
 class Pages(PageNumberPagination):
     page_size = 50
     page_size_query_param = "page_size"
     max_page_size = 100
 
+    def page_rows(
+        self, queryset: QuerySet[Any, _Row], request: Request, view: APIView
+    ) -> list[_Row]:
+        """This request's page of ``queryset``. paginate_queryset answers None only when no
+        page size is set, and Pages sets one."""
+        rows = self.paginate_queryset(queryset, request, view=view)
+        assert rows is not None
+        return rows
 
-def get_or_404(queryset, pk: int, what: str):
+
+def get_or_404(queryset: QuerySet[_M], pk: int, what: str) -> _M:
     if pk > BIGGEST_ID:
         raise NotFound(f"no {what} {pk}")
     found = queryset.filter(pk=pk).first()
@@ -150,7 +164,7 @@ def _table_for(request, table_id: int) -> Table:
 
 def _config_of(table: Table, version: str | None) -> TableConfig:
     if version is None:
-        config = table.current_config()
+        config: TableConfig | None = table.current_config()
         if config is None:
             raise NotFound(f"table {table.pk} has no configuration yet")
         return config
@@ -267,7 +281,7 @@ class TableRounds(Base):
         table = get_or_404(Table.objects.all(), table_id, "table")
         pages = Pages()
         rounds = table.rounds.select_related("config").order_by("-pk")
-        page = pages.paginate_queryset(rounds, request, view=self)
+        page = pages.page_rows(rounds, request, self)
         totals = _ledger_totals([r.pk for r in page])
         return pages.get_paginated_response([_round_row(r, totals[r.pk]) for r in page])
 
@@ -325,7 +339,7 @@ class StationRounds(Base):
         returns and net result in each."""
         station = get_or_404(Station.objects.all(), station_id, "station")
         pages = Pages()
-        ids = pages.paginate_queryset(station_rounds(station), request, view=self)
+        ids: list[int] = pages.page_rows(station_rounds(station), request, self)
         rounds = Round.objects.select_related("config").in_bulk(ids)
         totals = _ledger_totals(list(ids), station)
         rows = [_round_row(rounds[i], totals[i]) for i in ids]
@@ -341,7 +355,7 @@ class StationLedger(Base):
         station = get_or_404(Station.objects.all(), station_id, "station")
         pages = Pages()
         entries = LedgerEntry.objects.filter(station=station).order_by("-pk")
-        page = pages.paginate_queryset(entries, request, view=self)
+        page = pages.page_rows(entries, request, self)
         response = pages.get_paginated_response(s.LedgerEntrySerializer(page, many=True).data)
         total = entries.aggregate(t=Sum("amount"))["t"] or Decimal(0)
         response.data["balance"] = money(total)
@@ -383,6 +397,7 @@ class MainParSheet(Base):
         table = get_or_404(Table.objects.all(), table_id, "table")
         config = _config_of(table, request.query_params.get("version"))
         sheet = main_sheet(config.ruleset())
+        assert sheet is not None  # None only with compute=False
         return Response({"table": table.pk, "version": config.version, **sheet})
 
 
@@ -458,6 +473,7 @@ class ReportJob(Base):
         if request.accepted_renderer.format == "csv":
             if report.status != Report.Status.DONE:
                 raise BadRequest(f"report {report.pk} is {report.status}", code="not_ready")
+            assert report.result is not None  # run_report stores it with the status done
             return _csv_response(report.result, report.table, report.start)
         return Response(s.ReportJobSerializer(report).data)
 

@@ -71,6 +71,7 @@ def send(client, kwargs: dict, token: str):
         data=kwargs.get("data"),
         files=kwargs.get("files"),
     ).prepare()
+    assert prepared.url is not None  # a prepared request has its URL
     path = prepared.url.removeprefix("http://testserver")
     headers = {
         k: v

@@ -40,13 +40,13 @@ def scenario(actions=None, rules=None, bets=None, credits="100", shoe=SHOE, **ex
     return data
 
 
-def run(data, tmp_path, raw: str | None = None) -> tuple[int, str, str]:
+def run(data, tmp_path, raw: str | None = None) -> tuple[int | str | None, str, str]:
     path = tmp_path / "scenario.json"
     path.write_text(raw if raw is not None else json.dumps(data))
     out, err = io.StringIO(), io.StringIO()
     try:
         call_command("play_scenario", str(path), stdout=out, stderr=err)
-        code = 0
+        code: int | str | None = 0
     except SystemExit as exc:
         code = exc.code
     return code, out.getvalue(), err.getvalue()

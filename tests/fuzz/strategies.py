@@ -42,7 +42,7 @@ def weighted(percent: int, likely: st.SearchStrategy, other: st.SearchStrategy):
     return st.integers(0, 99).flatmap(lambda n: likely if n < percent else other)
 
 
-PLAIN = st.characters(exclude_categories=("Cs",), exclude_characters="\x00")
+PLAIN = st.characters(exclude_categories=["Cs"], exclude_characters="\x00")
 
 
 def text(max_size: int, min_size: int = 0) -> st.SearchStrategy:

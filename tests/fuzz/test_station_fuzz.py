@@ -189,6 +189,7 @@ def s1_is_asked(table: Table, deal: int) -> None:
     """Keep a question open for s1: a round where it has none is voided (every stake
     back) and the next one dealt."""
     round = table.rounds.order_by("-pk").first()
+    assert round is not None  # the in_play fixture dealt one
     if round.phase not in (Round.Phase.SETTLED, Round.Phase.VOID):
         if writer.state(round.pk).prompt_for("s1") is not None:
             return

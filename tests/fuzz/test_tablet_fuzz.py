@@ -62,14 +62,18 @@ def betting(world):
     return world
 
 
-async def open_tablet(table) -> WebsocketCommunicator:
+class Tablet(WebsocketCommunicator):
+    replies: dict[str, dict]  # what this connection answered, by client id
+
+
+async def open_tablet(table) -> Tablet:
     """A tablet socket of its own for each case (the event loop stops between hypothesis's
     cases, which a long-lived socket on the Redis layer would not survive)."""
     headers = await db(session_headers)("dealer")
-    ws = WebsocketCommunicator(application, f"/ws/tables/{table.pk}/croupier/", headers=headers)
+    ws = Tablet(application, f"/ws/tables/{table.pk}/croupier/", headers=headers)
     assert (await ws.connect())[0]
     assert (await ws.receive_json_from())["type"] == "state"
-    ws.replies = {}  # what this connection answered, by client id
+    ws.replies = {}
     return ws
 
 
@@ -113,7 +117,7 @@ async def test_tablet_socket(betting, no_rate_limit, case, foreign_round, again)
     await send_and_probe(tablet, FUZZER, lambda: send_case(tablet, kind, payload), again, payload)
 
 
-async def send_case(tablet: WebsocketCommunicator, kind: str, payload) -> tuple[dict, str]:
+async def send_case(tablet: Tablet, kind: str, payload) -> tuple[dict, str]:
     client_id = effective_client_id(kind, payload)
     before = await db(snapshot)()
     if kind == "json":
@@ -125,7 +129,7 @@ async def send_case(tablet: WebsocketCommunicator, kind: str, payload) -> tuple[
 
     assert reply["type"] == "reply" and isinstance(reply["ok"], bool), (payload, reply)
     assert reply["client_id"] == client_id, (payload, reply)
-    answered = tablet.replies.get(client_id)
+    answered = tablet.replies.get(client_id) if client_id is not None else None
     await db(ledger_balances)()
     if reply.get("resent"):
         assert answered is not None and reply == answered | {"resent": True}, (payload, reply)
