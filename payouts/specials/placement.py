@@ -9,30 +9,16 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping
 from decimal import Decimal
-from typing import Protocol
 
 from rounds.engine.errors import EngineError
 from rounds.engine.money import check_stake_limits
+from rounds.engine.specials import PlacedBet
 
 from .catalog import BETS
 from .paytable import Paytable
 
 MAX_SPECIAL_BETS_PER_BOX = 9
 Limits = tuple[Decimal, Decimal] | None
-
-
-class PlacedBet(Protocol):
-    """A bet as check_placement reads it: read-only members, so that the engine's frozen Bet
-    is one."""
-
-    @property
-    def station(self) -> str: ...
-    @property
-    def box(self) -> int: ...
-    @property
-    def code(self) -> str: ...
-    @property
-    def stake(self) -> Decimal: ...
 
 
 def check_placement(
