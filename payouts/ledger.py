@@ -1,54 +1,284 @@
-"""The credit ledger: every movement of money is two entries, the station's and the house's,
-that add up to zero. A station's credits are the sum of its entries; keys make every entry
-impossible to write twice (a retried settlement finds its keys taken and writes nothing).
+"""The credit ledger: the only writer of LedgerEntry, and the owner of its keys.
 
-Nothing updates or deletes an entry: a correction or a void is a new, compensating entry.
-``check`` verifies the books (``manage.py check_ledger``)."""
+Every movement of money is two entries, the station's and the house's, that add up to zero.
+A station's credits are the sum of its entries. Each entry has a key, unique in the
+database, so that nothing is written twice: a retried settlement finds its keys taken, and
+two connections posting the same cash-in at once post it once (the constraint decides, not
+a read before the write). Nothing updates or deletes an entry: a correction or a void is a
+new, compensating entry. ``check`` verifies the books (``manage.py check_ledger``).
+
+Keys are typed here and nowhere else (``CashKey``, ``ItemKey``, ``EntryKey``); their text,
+which the database stores and game recall shows, is made and read only in this module:
+
+- ``station:<station id>:cash_in:<client key>`` and ``...:cash_out:...``: a station's
+  cash-in and cash-out;
+- ``round:<round id>:<station>:<item>``: the first entry of one money item of a round for
+  one station (the engine names the items: a bet's stake, a split, a double, insurance, a
+  hand's or a special bet's return);
+- ``...:c<seq>``: the item written again after a correction took it back (``seq``: the
+  event that wrote it); ``...:corrected``: an entry a correction took back;
+  ``...:void``: an entry a void refunded;
+- ``<station side's key>|house``: the house side of every movement.
+"""
 
 from __future__ import annotations
 
+import re
 from collections import defaultdict
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field, replace
 from decimal import Decimal
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from django.db import IntegrityError, transaction
 from django.db.models import Sum
 
 from payouts.models import LedgerEntry
 
+if TYPE_CHECKING:
+    from rounds.models import Round
+    from stations.models import Station
+
 CENT = Decimal("0.01")
 HOUSE = "|house"  # the house side's key: the station side's key and this
+_REVISION = re.compile(r"^(?P<item>.+):c(?P<seq>\d+)$")
+_REVERSAL = ":corrected"
+_REFUND = ":void"
 
 
-def post(station, round, kind: str, amount: Decimal, key: str) -> None:
+# -- keys --------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class CashKey:
+    """A station's cash-in or cash-out, keyed by the cashier's or client's key."""
+
+    station_id: int
+    kind: str  # LedgerEntry.Kind.CASH_IN or CASH_OUT
+    client_key: str
+
+    def text(self) -> str:
+        return f"station:{self.station_id}:{self.kind}:{self.client_key}"
+
+
+@dataclass(frozen=True)
+class ItemKey:
+    """One money item of a round for one station, as the engine names it."""
+
+    round_id: int
+    station: str
+    item: str
+
+    def text(self) -> str:
+        return f"round:{self.round_id}:{self.station}:{self.item}"
+
+
+@dataclass(frozen=True)
+class EntryKey:
+    """A station's entry of a round: an item written (``revision``: the event that wrote it
+    again after a correction, 0 for its first writing), taken back by a correction
+    (``reversal``), or refunded by a void (``refund``)."""
+
+    item: ItemKey
+    revision: int = 0
+    reversal: bool = False
+    refund: bool = False
+
+    def text(self) -> str:
+        text = self.item.text()
+        if self.revision:
+            text += f":c{self.revision}"
+        if self.reversal:
+            text += _REVERSAL
+        if self.refund:
+            text += _REFUND
+        return text
+
+    @classmethod
+    def parse(cls, text: str) -> EntryKey:
+        refund = text.endswith(_REFUND)
+        if refund:
+            text = text.removesuffix(_REFUND)
+        reversal = text.endswith(_REVERSAL)
+        if reversal:
+            text = text.removesuffix(_REVERSAL)
+        revision = 0
+        rewritten = _REVISION.match(text)
+        if rewritten is not None:
+            text, revision = rewritten["item"], int(rewritten["seq"])
+        _round, round_id, station, item = text.split(":", 3)
+        return cls(ItemKey(int(round_id), station, item), revision, reversal, refund)
+
+
+Key = CashKey | EntryKey
+
+
+# -- writing -----------------------------------------------------------------------------------
+
+
+def post(station: Station, round: Round | None, kind: str, amount: Decimal, key: Key) -> None:
     """Move ``amount`` to the station (negative: from it), the house taking the other side."""
-    post_many(round, [(station, kind, amount, key)])
+    _post(round, [(station, kind, amount, key)])
 
 
-def post_many(round, movements) -> None:
-    """Several movements ``(station, kind, amount, key)`` of one round in one insert."""
+def _post(round: Round | None, movements: Iterable[tuple[Station, str, Decimal, Key]]) -> int:
+    """Several movements of one round in one insert; a movement of 0.00 moves nothing."""
     entries = []
     for station, kind, amount, key in movements:
-        entries.append(LedgerEntry(station=station, round=round, kind=kind, amount=amount, key=key))
-        entries.append(
-            LedgerEntry(station=None, round=round, kind=kind, amount=-amount, key=key + HOUSE)
-        )
+        if not amount:
+            continue
+        text = key.text()
+        entries += [
+            LedgerEntry(station=station, round=round, kind=kind, amount=amount, key=text),
+            LedgerEntry(station=None, round=round, kind=kind, amount=-amount, key=text + HOUSE),
+        ]
     if entries:
         LedgerEntry.objects.bulk_create(entries)
+    return len(entries) // 2
 
 
-def post_once(station, round, kind: str, amount: Decimal, key: str) -> bool:
+def _post_once(station: Station, kind: str, amount: Decimal, key: CashKey) -> bool:
     """``post``, unless ``key`` is taken (a resent cash-in, say): False then, and nothing is
-    written. The unique key decides, not a read before the write, so two connections
-    posting the same key at once write it once."""
+    written. The unique key decides, so two connections posting one key at once write it
+    once."""
     try:
         with transaction.atomic():  # a savepoint: the caller's transaction goes on
-            post(station, round, kind, amount, key)
+            post(station, None, kind, amount, key)
     except IntegrityError:
-        if not LedgerEntry.objects.filter(key=key).exists():
+        if not LedgerEntry.objects.filter(key=key.text()).exists():
             raise  # another constraint broke: not a repeat
         return False
     return True
+
+
+def cash_in(station: Station, amount: Decimal, client_key: str) -> bool:
+    """Credit a cash-in once per ``client_key``; False when it was credited already."""
+    key = CashKey(station.pk, LedgerEntry.Kind.CASH_IN, client_key)
+    return _post_once(station, LedgerEntry.Kind.CASH_IN, amount, key)
+
+
+def cash_out(station: Station, client_key: str) -> Decimal:
+    """Pay out the station's whole balance once per ``client_key`` (the caller holds the
+    station's lock and has checked it has no bets on the table); the amount paid."""
+    credits = balance(station)
+    if credits <= 0:
+        return Decimal("0.00")
+    key = CashKey(station.pk, LedgerEntry.Kind.CASH_OUT, client_key)
+    return credits if _post_once(station, LedgerEntry.Kind.CASH_OUT, -credits, key) else credits
+
+
+@dataclass
+class RoundBooks:
+    """What a round's station entries hold, item by item, kept current by whoever writes
+    the round's money (the round writer keeps it with its engine)."""
+
+    now: dict[ItemKey, tuple[EntryKey, Decimal]] = field(default_factory=dict)
+    taken: set[ItemKey] = field(default_factory=set)  # items whose first key is taken
+
+
+def round_books(round: Round) -> RoundBooks:
+    """The round's books as the database has them."""
+    books = RoundBooks()
+    rows = LedgerEntry.objects.filter(
+        round=round,
+        station__isnull=False,
+        kind__in=[LedgerEntry.Kind.STAKE, LedgerEntry.Kind.RETURN],
+    ).values_list("key", "amount")
+    keys = {EntryKey.parse(text): amount for text, amount in rows}
+    for key, amount in keys.items():
+        if key.refund:
+            continue
+        if key.revision == 0 and not key.reversal:
+            books.taken.add(key.item)
+        if not key.reversal and replace(key, reversal=True) not in keys:
+            books.now[key.item] = (key, amount)
+    return books
+
+
+def post_round_items(
+    round: Round,
+    stations: Mapping[str, Station],
+    items: Mapping[ItemKey, Decimal],
+    books: RoundBooks,
+    seq: int,
+) -> int:
+    """Post each item of ``items`` the books do not hold yet (stakes negative, returns
+    positive); an item whose first key a correction took back is written under the event
+    ``seq`` that writes it again. Returns how many movements were written."""
+    movements = []
+    for item, amount in items.items():
+        if item in books.now:
+            continue
+        key = EntryKey(item, revision=seq if item in books.taken else 0)
+        movements.append((stations[item.station], _kind(amount), amount, key))
+        books.now[item] = (key, amount)
+        books.taken.add(item)
+    return _post(round, movements)
+
+
+def bring_round_to(
+    round: Round,
+    stations: Mapping[str, Station],
+    items: Mapping[ItemKey, Decimal],
+    books: RoundBooks,
+    seq: int,
+) -> int:
+    """Make the round's entries the corrected round's ``items``: an item the books lack is
+    written, an entry the corrected round no longer has, or has with another amount, is
+    taken back (same kind, opposite amount) and the new amount written under the
+    correction's ``seq``. Returns how many movements were written."""
+    movements = []
+    for item in sorted(set(books.now) | set(items), key=lambda i: i.text()):
+        held = books.now.get(item)
+        amount = items.get(item)
+        if held is not None and amount is not None and held[1] == amount:
+            continue
+        if held is not None:  # no longer in the round, or another amount: taken back
+            key, was = held
+            station = stations.get(item.station) or _station_of(round, key)
+            movements.append((station, _kind(was), -was, replace(key, reversal=True)))
+            del books.now[item]
+        if amount is not None:
+            key = EntryKey(item, revision=seq if item in books.taken else 0)
+            movements.append((stations[item.station], _kind(amount), amount, key))
+            books.now[item] = (key, amount)
+            books.taken.add(item)
+    return _post(round, movements)
+
+
+def refund_round(round: Round) -> int:
+    """Reverse every station entry of the round (stakes and returns, those of corrections
+    too) with a refund: each station is back where it was before the round. A second refund
+    finds its keys taken and fails whole. Returns how many entries were refunded."""
+    entries = (
+        LedgerEntry.objects.filter(
+            round=round,
+            station__isnull=False,
+            kind__in=[LedgerEntry.Kind.STAKE, LedgerEntry.Kind.RETURN],
+        )
+        .select_related("station")
+        .order_by("pk")
+    )
+    refunds = [
+        (e.station, LedgerEntry.Kind.REFUND, -e.amount, replace(EntryKey.parse(e.key), refund=True))
+        for e in entries
+    ]
+    _post(round, refunds)
+    return len(refunds)
+
+
+def _kind(amount: Decimal) -> str:
+    return LedgerEntry.Kind.STAKE if amount < 0 else LedgerEntry.Kind.RETURN
+
+
+def _station_of(round: Round, key: EntryKey) -> Station:
+    """The station of an entry, read back (a station no longer seated in the corrected round)."""
+    entry = LedgerEntry.objects.select_related("station").get(round=round, key=key.text())
+    assert entry.station is not None
+    return entry.station
+
+
+# -- reading -----------------------------------------------------------------------------------
 
 
 def money(total: Any) -> Decimal:
@@ -61,9 +291,20 @@ def money(total: Any) -> Decimal:
     return total.quantize(CENT) + Decimal("0.00")  # adding zero turns -0.00 into 0.00
 
 
-def balance(station) -> Decimal:
+def balance(station: Station | int) -> Decimal:
+    """A station's credits: the sum of its entries."""
     total = LedgerEntry.objects.filter(station=station).aggregate(total=Sum("amount"))["total"]
     return money(total)
+
+
+def round_totals(round: Round) -> dict[str, Decimal]:
+    """The stations' entries of a round summed by kind (stake, return, refund)."""
+    rows = (
+        LedgerEntry.objects.filter(round=round, station__isnull=False)
+        .values_list("kind")
+        .annotate(total=Sum("amount"))
+    )
+    return {kind: money(total) for kind, total in rows}
 
 
 def check() -> list[str]:

@@ -68,6 +68,10 @@ class LedgerEntry(models.Model):
     class Meta:
         ordering = ["pk"]
         indexes = [models.Index(fields=["station", "round"])]
+        constraints = [
+            # A movement of nothing is no movement (payouts.ledger never writes one).
+            models.CheckConstraint(condition=~models.Q(amount=0), name="ledger_amount_not_zero"),
+        ]
 
     def __str__(self) -> str:
         return f"{self.key} {self.amount}"

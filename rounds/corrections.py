@@ -118,7 +118,7 @@ def correct_cards(
         by,
         requested_by or "-",
         ", ".join(f"#{c['position']} {c['was']} -> {c['card'] or 'out of play'}" for c in made),
-        len(moved),
+        moved,
         f"; dispute {dispute.seq} resolved" if resolve else "",
     )
     return round

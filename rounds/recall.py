@@ -20,8 +20,7 @@ from __future__ import annotations
 from decimal import Decimal
 from typing import Any
 
-from django.db.models import Sum
-
+from payouts import ledger
 from payouts.models import LedgerEntry
 from rounds.engine import EngineError
 from rounds.models import CARD_KINDS, ENDED, ENGINE_KINDS, Round, RoundEvent
@@ -206,14 +205,10 @@ def _ledger(round: Round) -> dict[str, Any]:
         }
         for e in entries
     ]
-    totals = dict(
-        LedgerEntry.objects.filter(round=round, station__isnull=False)
-        .values_list("kind")
-        .annotate(total=Sum("amount"))
-    )
-    staked = -(totals.get(LedgerEntry.Kind.STAKE) or Decimal(0))
-    returned = totals.get(LedgerEntry.Kind.RETURN) or Decimal(0)
-    refunded = totals.get(LedgerEntry.Kind.REFUND) or Decimal(0)
+    totals = ledger.round_totals(round)
+    staked = -totals.get(LedgerEntry.Kind.STAKE, Decimal(0))
+    returned = totals.get(LedgerEntry.Kind.RETURN, Decimal(0))
+    refunded = totals.get(LedgerEntry.Kind.REFUND, Decimal(0))
     return {
         "entries": rows,
         "staked": money(staked),

@@ -21,7 +21,6 @@ import logging
 from django.db import transaction
 
 from payouts import ledger
-from payouts.models import LedgerEntry
 from rounds import disputes, writer
 from rounds.engine import EngineError, Notice
 from rounds.models import Round, RoundEvent
@@ -59,20 +58,7 @@ def void_round(round_id: int, by: str, reason: str, requested_by: str = "") -> R
                 f"round {round.pk} is settled: only a round not settled can be voided",
                 code="round_over",
             )
-        entries = (
-            LedgerEntry.objects.filter(
-                round=round,
-                station__isnull=False,
-                kind__in=[LedgerEntry.Kind.STAKE, LedgerEntry.Kind.RETURN],
-            )
-            .select_related("station")
-            .order_by("pk")
-        )
-        refunds = [
-            (entry.station, LedgerEntry.Kind.REFUND, -entry.amount, f"{entry.key}:void")
-            for entry in entries
-        ]
-        ledger.post_many(round, refunds)  # a key taken (a second void) fails the whole void
+        refunds = ledger.refund_round(round)  # a key taken (a second void) fails the whole void
         dispute = disputes.open_dispute(round)
         if dispute is not None:  # the void resolves it
             writer.append_record(
@@ -104,7 +90,7 @@ def void_round(round_id: int, by: str, reason: str, requested_by: str = "") -> R
         by,
         requested_by or "-",
         reason,
-        len(refunds),
+        refunds,
     )
     return round
 

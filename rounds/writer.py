@@ -24,10 +24,9 @@ thread ever sees an engine that another thread is changing, or a state not commi
 from __future__ import annotations
 
 import copy
-import re
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import timedelta
 from decimal import Decimal
 from typing import Any, TypeVar
@@ -37,7 +36,6 @@ from django.db import connection, transaction
 from django.utils import timezone
 
 from payouts import ledger
-from payouts.models import LedgerEntry
 from payouts.specials import bonus
 from rounds import replay, timers
 from rounds.engine import EngineError, Notice, Timeout
@@ -54,10 +52,6 @@ DEFAULT_TIMER_SECONDS = 15
 # A round halted by a dispute has the step key "halted:<seq of the dispute>" and no deadline:
 # no input is accepted and a timer of the step before finds nothing to expire (disputes.py).
 HALTED = "halted:"
-# Ledger keys after a correction (rounds/corrections.py): an entry taken back is reversed by
-# "<its key>:corrected"; an item written again gets "<the item's key>:c<seq>".
-CORRECTED = ":corrected"
-_REWRITTEN = re.compile(r"^(?P<item>.+):c\d+$")
 VIDEO_CARD_SECONDS = 0.8  # a video table deals each card this long after it is wanted
 
 T = TypeVar("T")
@@ -72,8 +66,7 @@ class Live:
     seq: int
     engine: Engine
     stations: dict[str, Station]
-    written: set[str]  # the money items in the ledger now (their first keys)
-    gone: set[str] = field(default_factory=set)  # items a correction took back: key taken
+    books: ledger.RoundBooks  # the round's money items in the ledger now
     generation: int = 0  # the round's last correction (``generation``): part of step keys
 
 
@@ -213,7 +206,7 @@ def _close_bets(round: Round) -> list[Notice]:
         "bets": [[b.station.name, b.box, b.code, str(b.stake)] for b in bets],
         "credits": {name: str(amount) for name, amount in credits.items()},
     }
-    live = _own(_live(round, replay.new_engine(round, payload), written=set()))
+    live = _own(_live(round, replay.new_engine(round, payload), ledger.RoundBooks()))
     _append(round, RoundEvent.Kind.BETS_CLOSED, payload)
     _write(round, live)
     notices = [live.engine.dealer_prompt()]  # "deal box 1"
@@ -379,7 +372,7 @@ def resume(round: Round, payload: dict[str, Any], in_play: bool) -> None:
 
 def correct(
     round: Round, engine: Engine, payload: dict[str, Any], was_settled: bool
-) -> tuple[RoundEvent, Live, list[Notice], list[tuple]]:
+) -> tuple[RoundEvent, Live, list[Notice], int]:
     """Write a supervisor's correction of the locked round: ``engine`` is the round replayed
     with it (rounds/corrections.py checked it). Appends the record, brings the ledger to the
     corrected round, writes the phase and (for a settled round) its results again, and
@@ -388,8 +381,10 @@ def correct(
     wrote. Saves the round; the caller times the next step (``time_step``) or halts it."""
     _CACHE.take(round.pk, round.last_seq)  # the uncorrected engine: obsolete
     row = _append(round, RoundEvent.Kind.CORRECTION, payload)
-    moved = _bring_the_ledger(round, engine, row.seq)
     live = _own(_live(round, engine, generation=row.seq))
+    moved = ledger.bring_round_to(
+        round, live.stations, _money_items(round, engine), live.books, row.seq
+    )
     round.phase = engine.phase.value
     if engine.settled:
         if was_settled:  # the results are written again; the window keeps its start
@@ -423,64 +418,6 @@ def time_step(round: Round) -> None:
     round.save(update_fields=["step_key", "deadline"])
 
 
-# -- the money items of a round's ledger keys --------------------------------------------------
-
-
-def ledger_item(key: str) -> str:
-    """The money item a round's ledger key belongs to: the key ``_write`` first gave it."""
-    if key.endswith(CORRECTED):
-        key = key[: -len(CORRECTED)]
-    rewritten = _REWRITTEN.match(key)
-    return rewritten["item"] if rewritten else key
-
-
-def _posted(keys: set[str]) -> tuple[set[str], set[str]]:
-    """From a round's ledger keys: the items in the ledger now, and the items whose own key
-    is taken by an entry a correction took back."""
-    if not any(k.endswith(CORRECTED) for k in keys):
-        return keys, set()  # never corrected: every key is its item's
-    entries = {k for k in keys if "|" not in k and not k.endswith(CORRECTED)}  # no house side
-    now = {ledger_item(k) for k in entries if k + CORRECTED not in keys}
-    return now, {k for k in entries if ledger_item(k) == k} - now
-
-
-def _bring_the_ledger(round: Round, engine: Engine, seq: int) -> list[tuple]:
-    """Make the round's ledger entries the corrected round's money items (rounds/corrections.py)."""
-    entries = list(
-        LedgerEntry.objects.filter(
-            round=round,
-            station__isnull=False,
-            kind__in=[LedgerEntry.Kind.STAKE, LedgerEntry.Kind.RETURN],
-        ).select_related("station")
-    )
-    keys = {e.key for e in entries}
-    now = {
-        ledger_item(e.key): e
-        for e in entries
-        if not e.key.endswith(CORRECTED) and e.key + CORRECTED not in keys
-    }
-    stations = {s.name: s for s in round.table.stations.filter(name__in=list(engine.seats))}
-    wanted = {
-        f"round:{round.pk}:{name}:{item}": (name, amount)
-        for name in engine.seats
-        for item, amount in engine.money_items(name).items()
-    }
-    movements = []
-    for item in sorted(set(now) | set(wanted)):
-        entry = now.get(item)
-        name, amount = wanted.get(item, (None, None))
-        if entry is not None and amount is not None and entry.amount == amount:
-            continue
-        if entry is not None:  # no longer in the round, or another amount: taken back
-            movements.append((entry.station, entry.kind, -entry.amount, entry.key + CORRECTED))
-        if name is not None and amount is not None:
-            key = item if item not in keys else f"{item}:c{seq}"
-            kind = LedgerEntry.Kind.STAKE if amount < 0 else LedgerEntry.Kind.RETURN
-            movements.append((stations[name], kind, amount, key))
-    ledger.post_many(round, movements)
-    return movements
-
-
 # -- inside the writer -------------------------------------------------------------------------
 
 
@@ -493,14 +430,21 @@ def _start_timer(round: Round, key: str, phase: str) -> None:
 
 
 def _live(
-    round: Round, engine: Engine, written: set[str] | None = None, generation: int = 0
+    round: Round, engine: Engine, books: ledger.RoundBooks | None = None, generation: int = 0
 ) -> Live:
     stations = {s.name: s for s in round.table.stations.filter(name__in=list(engine.seats))}
-    gone: set[str] = set()
-    if written is None:
-        keys = set(LedgerEntry.objects.filter(round=round).values_list("key", flat=True))
-        written, gone = _posted(keys)
-    return Live(round.pk, round.last_seq, engine, stations, written, gone, generation)
+    if books is None:
+        books = ledger.round_books(round)
+    return Live(round.pk, round.last_seq, engine, stations, books, generation)
+
+
+def _money_items(round: Round, engine: Engine) -> dict[ledger.ItemKey, Decimal]:
+    """Every stake (negative) and return (positive) of the round so far, by ledger item."""
+    return {
+        ledger.ItemKey(round.pk, name, item): amount
+        for name in engine.seats
+        for item, amount in engine.money_items(name).items()
+    }
 
 
 def _locked_live(round: Round) -> Live:
@@ -541,20 +485,9 @@ def _append(round: Round, kind: str, payload: dict[str, Any]) -> RoundEvent:
 def _write(round: Round, live: Live) -> None:
     """Write what the event changed: ledger entries, the phase and timer, the results."""
     engine = live.engine
-    movements = []
-    items = []
-    for name in engine.seats:
-        for item, amount in engine.money_items(name).items():
-            key = f"round:{round.pk}:{name}:{item}"
-            if key not in live.written:
-                kind = LedgerEntry.Kind.STAKE if amount < 0 else LedgerEntry.Kind.RETURN
-                # an item a correction took back has its key taken: written again under a new
-                entry_key = f"{key}:c{round.last_seq}" if key in live.gone else key
-                movements.append((live.stations[name], kind, amount, entry_key))
-                items.append(key)
-    ledger.post_many(round, movements)
-    live.written.update(items)
-    live.gone.difference_update(items)
+    ledger.post_round_items(
+        round, live.stations, _money_items(round, engine), live.books, round.last_seq
+    )
     round.phase = engine.phase.value
     _time_the_step(round, engine, live.generation)
     if engine.awaiting_card is not None and round.table.mode == Table.Mode.VIDEO:

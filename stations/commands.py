@@ -18,7 +18,6 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from payouts import ledger
-from payouts.models import LedgerEntry
 from payouts.specials import check_placement
 from rounds import disputes, writer
 from rounds.engine import Bet as EngineBet
@@ -358,15 +357,7 @@ def _cash_out(station: Station, message: dict[str, Any]) -> None:
             raise EngineError(
                 "cash-out is only possible with no bets on the table", code="bets_on_table"
             )
-        credits = ledger.balance(station)
-        if credits > 0:
-            ledger.post(
-                station,
-                None,
-                LedgerEntry.Kind.CASH_OUT,
-                -credits,
-                f"station:{station.pk}:cash_out:{message['client_id']}",
-            )
+        ledger.cash_out(station, message["client_id"])
 
 
 def _state(station: Station, message: dict[str, Any]) -> None:

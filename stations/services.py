@@ -7,7 +7,6 @@ from decimal import Decimal
 from django.db import transaction
 
 from payouts import ledger
-from payouts.models import LedgerEntry
 from rounds.engine import EngineError, parse_money
 from stations.models import Station
 
@@ -18,6 +17,5 @@ def cash_in(station: Station, amount: object, key: str) -> Decimal:
     value = parse_money(amount, "cash-in amount")
     if value <= 0:
         raise EngineError("a cash-in must be more than 0.00", station.name, code="invalid")
-    full_key = f"station:{station.pk}:cash_in:{key}"
-    ledger.post_once(station, None, LedgerEntry.Kind.CASH_IN, value, full_key)  # once per key
+    ledger.cash_in(station, value, key)  # once per key, however often it is sent
     return ledger.balance(station)

@@ -7,7 +7,7 @@ from decimal import Decimal
 import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
-from django.db import connection
+from django.db import IntegrityError, connection, transaction
 
 from payouts import ledger
 from payouts.models import LedgerEntry
@@ -87,8 +87,8 @@ def test_sums_are_decimal_cents_and_never_negative_zero():
 @pytest.mark.django_db
 def test_a_balance_back_to_zero_is_0_00():
     s1 = Station.objects.create(table=a_table(), name="s1")
-    ledger.post(s1, None, LedgerEntry.Kind.CASH_IN, D("0.10"), "in")
-    ledger.post(s1, None, LedgerEntry.Kind.CASH_OUT, D("-0.10"), "out")
+    ledger.cash_in(s1, D("0.10"), "in")
+    assert ledger.cash_out(s1, "out") == D("0.10")
     assert str(ledger.balance(s1)) == "0.00"
 
 
@@ -115,3 +115,46 @@ def test_two_connections_cashing_in_one_key_at_once_post_it_once():
     assert results == [D("25.00"), D("25.00")], results
     assert LedgerEntry.objects.filter(station=s1).count() == 1
     assert ledger.check() == []
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "round:7:s1:bet:1:main",
+        "round:7:s1:b1h2:double",
+        "round:7:st-9:special:2:in_for_6:return",
+        "round:7:s1:bet:1:main:c12",
+        "round:7:s1:bet:1:main:corrected",
+        "round:7:s1:b1h1:return:c12:corrected",
+        "round:7:s1:bet:1:main:void",
+        "round:7:s1:b1h1:return:c12:corrected:void",
+    ],
+)
+def test_an_entry_key_reads_back_as_it_was_written(text):
+    assert ledger.EntryKey.parse(text).text() == text
+
+
+def test_an_entry_key_names_its_item_and_what_happened_to_it():
+    key = ledger.EntryKey.parse("round:7:s1:b1h1:return:c12:corrected:void")
+    assert key == ledger.EntryKey(
+        ledger.ItemKey(7, "s1", "b1h1:return"), revision=12, reversal=True, refund=True
+    )
+    assert ledger.CashKey(3, "cash_in", "client:a:b").text() == "station:3:cash_in:client:a:b"
+
+
+@pytest.mark.django_db
+def test_the_books_hold_the_stake_and_a_zero_movement_is_not_written():
+    s1 = played_round(a_table())
+    round = s1.table.rounds.get()
+    books = ledger.round_books(round)
+    assert {item.item: held[1] for item, held in books.now.items()} == {"bet:1:main": D("-10")}
+    item = ledger.ItemKey(round.pk, "s1", "nothing")
+    assert ledger.post_round_items(round, {"s1": s1}, {item: D("0.00")}, books, 99) == 0
+    assert not LedgerEntry.objects.filter(key__contains="nothing").exists()
+
+
+@pytest.mark.django_db
+def test_the_database_refuses_an_entry_of_nothing():
+    s1 = Station.objects.create(table=a_table(), name="s1")
+    with pytest.raises(IntegrityError), transaction.atomic():
+        LedgerEntry.objects.create(station=s1, kind="cash_in", amount=D("0.00"), key="zero")

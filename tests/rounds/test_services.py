@@ -70,7 +70,9 @@ def test_a_double_is_staked_once_and_credits_equal_the_ledger(table):
 def test_an_entry_key_cannot_be_written_twice(table):
     s1 = seated(table, "s1", "10")
     with pytest.raises(IntegrityError), transaction.atomic():
-        ledger.post(s1, None, LedgerEntry.Kind.CASH_IN, D("5"), f"station:{s1.pk}:cash_in:start")
+        ledger.post(
+            s1, None, LedgerEntry.Kind.CASH_IN, D("5"), ledger.CashKey(s1.pk, "cash_in", "start")
+        )
 
 
 def test_cash_in_is_idempotent_by_key(table):
