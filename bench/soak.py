@@ -88,7 +88,7 @@ def set_up(args) -> dict:
     from django.core.management import call_command
     from django.test import Client
 
-    from payouts.specials.defaults import _defaults
+    from payouts.specials.defaults import default_paytable_rows
     from rounds.engine import RuleSet
     from stations.models import Station
     from stations.services import cash_in
@@ -101,7 +101,7 @@ def set_up(args) -> dict:
     table = Table.objects.create(
         name=f"soak-{tag}", jurisdiction=jurisdiction, mode=Table.Mode.VIDEO
     )
-    defaults = _defaults()
+    defaults = default_paytable_rows()
     TableConfig.objects.create(
         table=table,
         version=1,

@@ -39,9 +39,9 @@ from django.db import DEFAULT_DB_ALIAS, connections
 
 from payouts.specials import parse_paytables
 from payouts.specials.bonus import fixed_bonus
-from rounds import writer
+from rounds import timers, writer
 from rounds.engine import EngineError
-from rounds.engine.scenario import Scenario, _shoe_exhausted, parse_scenario
+from rounds.engine.scenario import Scenario, parse_scenario, shoe_exhausted
 from rounds.selectors import round_outcome
 from stations.models import Station
 from tablehub.loopback import free_port, wait_for_port
@@ -134,6 +134,7 @@ def throwaway_database(
         call_command("migrate", verbosity=0, interactive=False)
         yield where
     finally:
+        timers.stop()  # the replay is over: a timer still due must not touch the database
         connections.close_all()  # this thread's; the server threads' are ended by remove()
         if keep:
             if say is not None:
@@ -305,7 +306,7 @@ async def _replay(url: str, table: Table, scenario: Scenario, keys: dict) -> dic
             card = next(cards, None)
             if card is None:
                 state = await sync_to_async(writer.state)(round.pk)
-                raise _shoe_exhausted(state, target)
+                raise shoe_exhausted(state, target)
             used += 1
             await shoe.send(
                 json.dumps({"type": "card", "seq": used, "card": str(card), "burn": burn})

@@ -51,6 +51,15 @@ _JOBS: dict[str, Callable[..., object]] = {}
 _TASKS: dict[str, Any] = {}
 
 
+_STOPPED = threading.Event()  # this process stops acting on timers (``stop``)
+
+
+def stop() -> None:
+    """From now on, timers of this process that come due do nothing (a live replay's own
+    server, whose database is about to go)."""
+    _STOPPED.set()
+
+
 def register(name: str, job: Callable[..., object], task: Any) -> None:
     """Make ``job`` the function a timer named ``name`` calls (``task``, its Celery task)."""
     _JOBS[name] = job
@@ -102,7 +111,7 @@ def every(seconds: float, job: Callable[[], object]) -> bool:
 
     async def run() -> None:
         try:
-            if settings.TABLEHUB_TIMERS == "inprocess":
+            if settings.TABLEHUB_TIMERS == "inprocess" and not _STOPPED.is_set():
                 await database_sync_to_async(job)()
         except RuntimeError as exc:
             if "shutdown" in str(exc):
@@ -130,6 +139,8 @@ def server_loop() -> asyncio.AbstractEventLoop | None:
 
 def _fire_on_loop(name: str, args: tuple) -> None:
     async def fire() -> None:
+        if _STOPPED.is_set():
+            return
         try:
             await database_sync_to_async(_job(name))(*args)
         except RuntimeError as exc:
@@ -142,6 +153,8 @@ def _fire_on_loop(name: str, args: tuple) -> None:
 
 
 def _fire_in_thread(name: str, args: tuple) -> None:
+    if _STOPPED.is_set():
+        return
     close_old_connections()
     try:
         _job(name)(*args)

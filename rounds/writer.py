@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import copy
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import timedelta
 from decimal import Decimal
@@ -170,19 +170,24 @@ def timer_seconds(round: Round, phase: str) -> float:
     return min(float(seconds), float(round.table.jurisdiction.max_decision_seconds))
 
 
-def place_bet(round_id: int, station: Station, box: int, code: str, stake: Decimal) -> Bet:
-    """Set a station's stake on one spot while bets are open (the station protocol builds
-    undo, clear, rebet and the rest on this). The round row is locked, so a bet racing the
-    close of bets is either in before it or refused; so is a bet after the betting deadline."""
-    expire_if_late(round_id)
-    with transaction.atomic():
-        round = Round.objects.select_for_update().get(pk=round_id)
-        if round.phase != Round.Phase.BETTING:
-            raise EngineError("bets are closed", station.name, box, code="bets_closed")
-        bet, _ = Bet.objects.update_or_create(
-            round=round, station=station, box=box, code=code, defaults={"stake": stake}
-        )
-        return bet
+def lock_for_betting(round_id: int) -> Round:
+    """Lock the round for a change of bets: a change racing the close of bets is either in
+    before it or refused (``bets_closed``). The caller applied a late expiry first
+    (``expire_if_late``), so a change after the betting deadline is refused too."""
+    round = Round.objects.select_for_update().get(pk=round_id)
+    if round.phase != Round.Phase.BETTING:
+        raise EngineError("bets are closed", code="bets_closed")
+    return round
+
+
+def set_bets(round: Round, station: Station, stakes: Mapping[tuple[int, str], Decimal]) -> None:
+    """The station's bets on the round (locked by ``lock_for_betting``) become ``stakes``,
+    (box, bet code) -> stake; the station's checks (stations/commands.py) come first."""
+    round.bets.filter(station=station).delete()
+    Bet.objects.bulk_create(
+        Bet(round=round, station=station, box=box, code=code, stake=stake)
+        for (box, code), stake in stakes.items()
+    )
 
 
 def close_bets(round_id: int) -> list[Notice]:

@@ -11,6 +11,7 @@ special-bet placement rules and the station's credits before anything is written
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Iterable
 from decimal import Decimal
 from typing import Any
 
@@ -24,7 +25,7 @@ from rounds.engine import Bet as EngineBet
 from rounds.engine import Decision, EngineError, parse_money
 from rounds.engine import Round as Engine
 from rounds.engine.money import check_stake_limits, fmt
-from rounds.models import ENDED, Bet, Round
+from rounds.models import ENDED, Round
 from stations.models import BetSlip, Station, StationCommand
 from stations.selectors import (
     dealer_history,
@@ -130,18 +131,14 @@ def _change_slip(station: Station, change) -> None:
     set of bets; write the slip and the Bet rows in one transaction."""
     round = _betting_round(station)
     with transaction.atomic():
-        Round.objects.select_for_update().get(pk=round.pk)  # bets close after us, or before
+        round = writer.lock_for_betting(round.pk)  # bets close after us, or before
         slip, _ = BetSlip.objects.select_for_update().get_or_create(round=round, station=station)
         groups = change(list(slip.groups), round)
         totals = _totals(groups)
         _check_bets(station, round, totals)
         slip.groups = groups
         slip.save(update_fields=["groups"])
-        round.bets.filter(station=station).delete()
-        Bet.objects.bulk_create(
-            Bet(round=round, station=station, box=box, code=code, stake=stake)
-            for (box, code), stake in totals.items()
-        )
+        writer.set_bets(round, station, totals)
         # The croupier tablet shows who is betting; bets are private, so it is only told
         # that they changed and reads its own state.
         table_id = round.table_id
@@ -186,6 +183,14 @@ def _chip(message: dict[str, Any]) -> dict[str, Any]:
     if amount is None:
         raise EngineError("a bet needs an amount", box=box, code="bad_amount")
     return {"box": box, "bet": code, "amount": str(amount)}
+
+
+def place_bets(station: Station, bets: Iterable[tuple[int, str, Decimal]]) -> None:
+    """Put bets (box, bet code, stake) on the open round as one group, checked as a whole,
+    as a station's ``place_many`` does: the one way bets are placed (stations, tests and
+    the demo). Raises EngineError having changed nothing."""
+    chips = [{"box": box, "bet": code, "amount": str(stake)} for box, code, stake in bets]
+    _change_slip(station, lambda groups, _round: groups + [chips])
 
 
 def _place(station: Station, message: dict[str, Any]) -> None:

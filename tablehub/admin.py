@@ -26,7 +26,7 @@ from payouts.models import Paytable
 from payouts.reports import reports_csv, table_report
 from payouts.rtp import main_sheet, special_sheet, warm_main_sheet
 from payouts.specials import BETS
-from payouts.specials.defaults import _defaults as default_paytables
+from payouts.specials.defaults import default_paytable_rows as default_paytables
 from rounds.engine import RuleSet
 from rounds.engine.rules import AUTO_STAND, BLACKJACK_PAYS, DOUBLE_ON, TIMEOUT_ACTIONS
 from tablehub.configuration import check_config, check_tables_under, save_version

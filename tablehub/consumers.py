@@ -64,32 +64,32 @@ def decode_frame(text_data: str | None, bytes_data: bytes | None = None) -> Any:
     except (ValueError, RecursionError):
         raise Refused("bad_json", "the message is not valid JSON") from None
     try:
-        _check_value(content)
+        check_value(content)
     except Refused as exc:
         exc.content = content
         raise
     return content
 
 
-def _check_value(content: Any) -> None:
+def check_value(content: Any) -> None:
     """No deeper than MAX_DEPTH; no NUL or lone surrogate in any string (keys included)."""
     pending: list[tuple[Any, int]] = [(content, 0)]
     while pending:
         value, depth = pending.pop()
         if isinstance(value, str):
-            _check_text(value)
+            check_text(value)
         elif isinstance(value, (dict, list)):
             if depth >= MAX_DEPTH:
                 raise Refused("bad_json", f"the message is nested deeper than {MAX_DEPTH}")
             if isinstance(value, dict):
                 for key, item in value.items():
-                    _check_text(key)
+                    check_text(key)
                     pending.append((item, depth + 1))
             else:
                 pending.extend((item, depth + 1) for item in value)
 
 
-def _check_text(text: str) -> None:
+def check_text(text: str) -> None:
     if "\x00" in text:
         raise Refused("bad_message", "a string holds a NUL character")
     try:

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from django.contrib.auth.models import Group, User
 from django.db import transaction
 
-from payouts.specials.defaults import _defaults
+from payouts.specials.defaults import default_paytable_rows
 from rounds.engine import RuleSet
 from stations.models import Station
 from tablehub import roles
@@ -35,8 +35,8 @@ class Demo:
 def demo_special_bets() -> dict[str, dict]:
     offered = {}
     for code in DEMO_SPECIAL_BETS:
-        if code in _defaults():
-            offered[code] = _defaults()[code]["pays"]
+        if code in default_paytable_rows():
+            offered[code] = default_paytable_rows()[code]["pays"]
     return offered
 
 

@@ -41,6 +41,7 @@ from payouts.models import LedgerEntry
 from rounds import recovery, timers, writer
 from rounds.engine import CardDrawn, Decision, RuleSet, parse_card
 from rounds.models import Round, RoundEvent
+from stations.commands import place_bets
 from stations.models import Station
 from stations.services import cash_in
 from tablehub.loopback import free_port, wait_for_port
@@ -567,7 +568,7 @@ def test_a_station_that_loses_its_connection_is_played_by_the_timer(embedded_ser
 def test_the_sweep_expires_a_step_overdue_by_more_than_the_grace():
     table = make_table({"betting": 10, "decision": 10})
     round = writer.open_round(table)  # timers "none": as if the timer had died
-    writer.place_bet(round.pk, table.stations.get(name="s1"), 1, "main", D("10"))
+    place_bets(table.stations.get(name="s1"), [(1, "main", D("10"))])
     Round.objects.filter(pk=round.pk).update(deadline=timezone.now() - timedelta(seconds=2))
     assert recovery.sweep(grace=5)["expired"] == 0  # late, but within the grace
     assert phase_of(round) == "betting"
@@ -581,7 +582,7 @@ def test_the_sweep_opens_a_round_at_an_open_table_left_without_one():
     table = make_table({"betting": 10, "decision": 10})
     closed = make_table_named("closed", is_open=False)
     round = writer.open_round(table)
-    writer.place_bet(round.pk, table.stations.get(name="s1"), 1, "main", D("10"))
+    place_bets(table.stations.get(name="s1"), [(1, "main", D("10"))])
     writer.close_bets(round.pk)
     for card in "TS 7C 9D TC".split():
         writer.record(round.pk, CardDrawn(parse_card(card)))
@@ -600,7 +601,7 @@ def test_the_sweep_opens_a_round_at_an_open_table_left_without_one():
 def test_the_sweep_deals_the_card_a_video_round_waits_for():
     table = make_table_named("video", mode=Table.Mode.VIDEO)
     round = writer.open_round(table)
-    writer.place_bet(round.pk, table.stations.get(name="v1"), 1, "main", D("10"))
+    place_bets(table.stations.get(name="v1"), [(1, "main", D("10"))])
     writer.close_bets(round.pk)  # the card job died with the process
     assert recovery.sweep(grace=5)["video_cards"] == 0
     RoundEvent.objects.filter(round=round).update(created_at=timezone.now() - timedelta(minutes=1))
@@ -667,7 +668,7 @@ def test_a_timer_held_by_a_killed_worker_still_fires(transactional_db, own_redis
             f"writer.open_round(Table.objects.get(pk={table.pk}))",
         )
         round = table.rounds.get()
-        writer.place_bet(round.pk, table.stations.get(name="s1"), 1, "main", D("10"))
+        place_bets(table.stations.get(name="s1"), [(1, "main", D("10"))])
         wait_for(
             lambda: r.hlen("unacked") == 1 and r.llen("celery") == 0,
             what="the worker holding the betting timer",

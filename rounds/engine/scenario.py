@@ -242,7 +242,7 @@ def drive(scenario: Scenario, state: Callable[[], Round], apply: Callable[[Event
         nonlocal used
         card = next(shoe, None)
         if card is None:
-            raise _shoe_exhausted(state(), for_what)
+            raise shoe_exhausted(state(), for_what)
         used += 1
         return card
 
@@ -298,7 +298,7 @@ def _bounded_steps() -> Iterator[int]:
     raise RuntimeError("the round did not end")  # pragma: no cover
 
 
-def _shoe_exhausted(rnd: Round, target: str) -> EngineError:
+def shoe_exhausted(rnd: Round, target: str) -> EngineError:
     """The refusal for a shoe that ran out, named after whom the missing card was for.
 
     In the deal the card was for a box that several stations may share (common draw):

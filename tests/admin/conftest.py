@@ -7,19 +7,19 @@ import json
 import pytest
 from django.core.management import call_command
 
-from payouts.specials.defaults import _defaults
+from payouts.specials.defaults import default_paytable_rows
 from stations.models import Station
 from stations.services import cash_in
 from tablehub import roles
 from tablehub.configuration import save_version
 from tablehub.models import Jurisdiction, Table
-from tablehub.testing import make_staff
+from tests.helpers import make_staff
 
 PASSWORD = "pw-" + "x" * 12
 
 
 @pytest.fixture(autouse=True)
-def _quick_settings(settings):
+def quick_settings(settings):
     settings.TABLEHUB_WARM_PARSHEETS = False  # no par sheet computed behind the tests' back
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 
@@ -31,7 +31,7 @@ def jurisdictions(db):
 
 
 def default_pays(code):
-    return _defaults()[code]["pays"]
+    return default_paytable_rows()[code]["pays"]
 
 
 def wa_config(**changes):

@@ -10,7 +10,7 @@ from django.contrib.admin.models import LogEntry
 
 from tablehub.admin import TableConfigForm
 from tablehub.models import Jurisdiction, Table, TableConfig
-from tablehub.testing import play
+from tests.helpers import play
 
 pytestmark = pytest.mark.django_db
 

@@ -7,9 +7,10 @@ from django.core.exceptions import ValidationError
 
 from rounds import writer
 from rounds.models import Round
+from stations.commands import place_bets
 from tablehub.configuration import check_config, save_version
 from tablehub.models import Table, TableConfig
-from tablehub.testing import play
+from tests.helpers import play
 
 from .conftest import default_pays, wa_config
 
@@ -197,7 +198,7 @@ def test_a_change_is_a_new_version_and_applies_from_the_next_round(table, users)
     s1 = table.stations.get(name="s1")
     v1 = table.current_config()
     round = writer.open_round(table)
-    writer.place_bet(round.pk, s1, 1, "main", D("10"))
+    place_bets(s1, [(1, "main", D("10"))])
     config, created = save_version(
         table, wa_config(timers={"betting": 20, "decision": 10}), users["floor_manager"]
     )

@@ -11,7 +11,8 @@ from rounds.engine import CardDrawn, parse_card
 from rounds.models import Round
 from rounds.recall import recall
 from rounds.voids import void_round
-from tablehub.testing import play
+from stations.commands import place_bets
+from tests.helpers import play
 
 pytestmark = pytest.mark.django_db
 
@@ -86,7 +87,7 @@ def test_the_recall_of_a_round_to_the_cent(api, users, split_round, stations):
 def test_the_hole_card_stays_hidden_while_the_round_is_in_play(table, stations):
     s1, _ = stations
     round = writer.open_round(table)
-    writer.place_bet(round.pk, s1, 1, "main", Decimal("10"))
+    place_bets(s1, [(1, "main", Decimal("10"))])
     writer.close_bets(round.pk)
     for card in "TS 9C 9D 8H".split():
         writer.record(round.pk, CardDrawn(parse_card(card)))
@@ -101,7 +102,7 @@ def test_the_hole_card_stays_hidden_while_the_round_is_in_play(table, stations):
 def test_a_void_is_in_the_recall_with_who_and_why(table, stations, api, users):
     s1, _ = stations
     round = writer.open_round(table)
-    writer.place_bet(round.pk, s1, 1, "main", Decimal("10"))
+    place_bets(s1, [(1, "main", Decimal("10"))])
     writer.close_bets(round.pk)
     writer.record(round.pk, CardDrawn(parse_card("TS")))
     void_round(round.pk, by="sup", reason="card dropped", requested_by="dealer")

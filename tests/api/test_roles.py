@@ -4,7 +4,7 @@ error body of a refusal."""
 import pytest
 from rest_framework.authtoken.models import Token
 
-from tablehub.testing import play
+from tests.helpers import play
 
 from .conftest import PASSWORD, wa_config
 

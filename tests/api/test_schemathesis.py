@@ -18,7 +18,7 @@ from drf_spectacular.renderers import OpenApiJsonRenderer
 from hypothesis import HealthCheck, given, settings
 from rest_framework.authtoken.models import Token
 
-from tablehub.testing import play
+from tests.helpers import play
 
 pytestmark = pytest.mark.django_db
 

@@ -25,7 +25,7 @@ def _in_ci() -> bool:
 
 
 @pytest.fixture(scope="module", autouse=True)
-def _fresh_channel_layer_afterwards():
+def fresh_channel_layer_afterwards():
     """The server thread has its own event loop; channels_redis lets one layer instance
     receive on one loop only. The server's consumers get a layer of their own (not one an
     async test made on its loop), and so do later tests."""

@@ -11,6 +11,7 @@ from croupier.tablet import new_shoe
 from rounds import writer
 from rounds.engine import Decision, EngineError, RuleSet
 from rounds.models import RoundEvent
+from stations.commands import place_bets
 from stations.models import Station
 from stations.services import cash_in
 from tablehub.models import Jurisdiction, Table, TableConfig
@@ -31,7 +32,7 @@ def make_table(shuffler):
 
 def play_round(table, cards, stand=True):
     round = writer.open_round(table)
-    writer.place_bet(round.pk, table.stations.get(), 1, "main", Decimal("10"))
+    place_bets(table.stations.get(), [(1, "main", Decimal("10"))])
     writer.close_bets(round.pk)
     for card in cards:
         scan(table, current_shoe(table).reader_seq + 1, card)

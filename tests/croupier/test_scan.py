@@ -8,6 +8,7 @@ from croupier.services import current_shoe, scan
 from rounds import writer
 from rounds.engine import EngineError, RuleSet
 from rounds.models import Round, RoundEvent
+from stations.commands import place_bets
 from stations.models import Station
 from stations.services import cash_in
 from tablehub.models import Jurisdiction, Table, TableConfig
@@ -23,7 +24,7 @@ def round():
     station = Station.objects.create(table=table, name="s1")
     cash_in(station, "50", key="start")
     round = writer.open_round(table)
-    writer.place_bet(round.pk, station, 1, "main", Decimal("10"))
+    place_bets(station, [(1, "main", Decimal("10"))])
     writer.close_bets(round.pk)
     return round
 

@@ -7,6 +7,7 @@ import pytest
 from rounds import writer
 from rounds.engine import RuleSet
 from rounds.models import RoundEvent
+from stations.commands import place_bets
 from stations.models import Station
 from stations.services import cash_in
 from tablehub.models import Jurisdiction, Table, TableConfig
@@ -24,7 +25,7 @@ def table():
     station = Station.objects.create(table=table, name="s1")
     cash_in(station, "50", key="start")
     round = writer.open_round(table)
-    writer.place_bet(round.pk, station, 1, "main", Decimal("10"))
+    place_bets(station, [(1, "main", Decimal("10"))])
     writer.close_bets(round.pk)
     return table
 

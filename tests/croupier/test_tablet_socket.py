@@ -26,7 +26,7 @@ from stations.services import cash_in
 from tablehub import roles
 from tablehub.asgi import application
 from tablehub.models import Jurisdiction, Shoe, Table, TableConfig
-from tablehub.testing import ask, drain
+from tests.helpers import ask, drain
 
 ORIGIN = [(b"origin", b"http://127.0.0.1")]
 db = database_sync_to_async

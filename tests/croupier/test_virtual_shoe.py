@@ -9,6 +9,7 @@ from rounds import writer
 from rounds.engine import RuleSet, Timeout
 from rounds.models import Round
 from rounds.replay import rebuild
+from stations.commands import place_bets
 from stations.models import Station
 from stations.services import cash_in
 from tablehub.models import Jurisdiction, Table, TableConfig
@@ -25,7 +26,7 @@ def test_a_round_dealt_by_the_virtual_shoe_then_the_next_round_opens(
     station = Station.objects.create(table=table, name="s1")
     cash_in(station, "100", key="start")
     round = writer.open_round(table)
-    writer.place_bet(round.pk, station, 1, "main", Decimal("10"))
+    place_bets(station, [(1, "main", Decimal("10"))])
     writer.expire(round.pk, "betting")
     with django_capture_on_commit_callbacks(execute=True):  # the next round opens on commit
         for _ in range(200):

@@ -15,10 +15,10 @@ from stations.models import Station
 from tablehub.models import Jurisdiction
 from tests.browser.conftest import (  # noqa: F401 (the browser tests' fixtures)
     TABLET,
-    _fresh_channel_layer_afterwards,
     browser,
     button,
     demo,
+    fresh_channel_layer_afterwards,
     open_tablet,
     screenshot,
     server,

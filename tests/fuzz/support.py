@@ -23,9 +23,10 @@ from django.db.models import Sum
 from django.test import Client
 
 from payouts.models import LedgerEntry
-from payouts.specials.defaults import _defaults
+from payouts.specials.defaults import default_paytable_rows
 from rounds.engine import RuleSet
 from rounds.models import Bet, Hand, Round, RoundEvent
+from stations.commands import place_bets
 from stations.models import BetSlip, Station
 from stations.services import cash_in
 from tablehub.asgi import application
@@ -69,7 +70,7 @@ def count(fuzzer: str, **numbers: int) -> None:
 
 
 def pays(code):
-    return _defaults()[code]["pays"]
+    return default_paytable_rows()[code]["pays"]
 
 
 def make_table(name: str, reader_key: str, stations: dict[str, str], jurisdiction) -> Table:
@@ -99,7 +100,7 @@ def bets_closed(table: Table) -> None:
     round = writer.open_round(table)
     for name, box in (("s1", 1), ("s2", 2)):
         station = Station.objects.get(table=table, name=name)
-        writer.place_bet(round.pk, station, box, "main", Decimal("10"))
+        place_bets(station, [(box, "main", Decimal("10"))])
     writer.close_bets(round.pk)
 
 

@@ -18,7 +18,6 @@ from hypothesis import strategies as st
 
 from rounds.models import RoundEvent
 from tablehub.models import Table, TableConfig
-from tablehub.testing import make_staff
 from tests.fuzz.strategies import (
     AMOUNTS,
     BINARY_FRAMES,
@@ -37,6 +36,7 @@ from tests.fuzz.support import (
     resolve,
     snapshot,
 )
+from tests.helpers import make_staff
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

@@ -23,9 +23,10 @@ from payouts import ledger
 from rounds import voids, writer
 from rounds.engine import CardDrawn, parse_card
 from rounds.models import Bet, Round
+from stations.commands import place_bets
 from stations.models import Station, StationCommand
 from tablehub.asgi import application
-from tablehub.consumers import Refused, _check_text
+from tablehub.consumers import Refused, check_text
 from tablehub.models import Table
 from tests.fuzz.strategies import (
     ACTIONS,
@@ -75,7 +76,7 @@ def stored_reply(station: Station, client_id: str | None) -> dict | None:
 
 def refused_text(text: str) -> bool:
     try:
-        _check_text(text)
+        check_text(text)
     except Refused:
         return True
     return False
@@ -175,10 +176,10 @@ def deal_a_round(table: Table, deal: int = 0) -> Round:
         Station.objects.get(table=table, name="s1"),
         Station.objects.get(table=table, name="s2"),
     )
-    writer.place_bet(round.pk, s1, 1, "main", Decimal("10"))
+    place_bets(s1, [(1, "main", Decimal("10"))])
     for code, stake in specials.items():
-        writer.place_bet(round.pk, s1, 1, code, Decimal(stake))
-    writer.place_bet(round.pk, s2, 2, "main", Decimal("10"))
+        place_bets(s1, [(1, code, Decimal(stake))])
+    place_bets(s2, [(2, "main", Decimal("10"))])
     writer.close_bets(round.pk)
     for card in cards.split():
         writer.record(round.pk, CardDrawn(parse_card(card)))
@@ -339,7 +340,7 @@ async def test_a_decision_from_a_station_without_a_hand_changes_nothing(world, n
     def s1_alone():
         round = writer.open_round(world)
         s1 = Station.objects.get(table=world, name="s1")
-        writer.place_bet(round.pk, s1, 1, "main", Decimal("10"))
+        place_bets(s1, [(1, "main", Decimal("10"))])
         writer.close_bets(round.pk)
         for card in ("8S", "9H", "8H", "7D"):
             writer.record(round.pk, CardDrawn(parse_card(card)))

@@ -22,9 +22,10 @@ from hypothesis import strategies as st
 from croupier.tablet import open_table
 from rounds import writer
 from rounds.models import Round
+from stations.commands import place_bets
 from stations.models import Station
 from tablehub.asgi import application
-from tablehub.consumers import Refused, _check_value, decode_frame
+from tablehub.consumers import Refused, check_value, decode_frame
 from tests.fuzz.strategies import (
     FRESH,
     RAW_FRAMES,
@@ -50,10 +51,10 @@ FUZZER = "tablet socket"
 
 
 def betting_with_bets(table) -> None:
-    round = open_table(table)
+    open_table(table)
     for name, box in (("s1", 1), ("s2", 2)):
         station = Station.objects.get(table=table, name=name)
-        writer.place_bet(round.pk, station, box, "main", Decimal("10"))
+        place_bets(station, [(box, "main", Decimal("10"))])
 
 
 @pytest.fixture
@@ -80,7 +81,7 @@ async def open_tablet(table) -> Tablet:
 def refused_at_the_door(kind: str, payload) -> bool:
     try:
         if kind == "json":
-            _check_value(payload)
+            check_value(payload)
         else:
             decode_frame(payload)
     except Refused:

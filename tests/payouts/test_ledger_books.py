@@ -13,6 +13,7 @@ from payouts import ledger
 from payouts.models import LedgerEntry
 from rounds import writer
 from rounds.engine import CardDrawn, RuleSet, parse_card
+from stations.commands import place_bets
 from stations.models import Station
 from stations.services import cash_in
 from tablehub.models import Jurisdiction, Table, TableConfig
@@ -31,7 +32,7 @@ def played_round(table: Table) -> Station:
     s1 = Station.objects.create(table=table, name="s1")
     cash_in(s1, "100", key="start")
     round = writer.open_round(table)
-    writer.place_bet(round.pk, s1, 1, "main", D("10"))
+    place_bets(s1, [(1, "main", D("10"))])
     writer.close_bets(round.pk)
     for card in "TS 9C TD 7D".split():  # box 1: T T, dealer 9 up, 7 hole
         writer.record(round.pk, CardDrawn(parse_card(card)))

@@ -13,11 +13,12 @@ from rounds import writer
 from rounds.engine import CardDrawn, RuleSet, parse_card
 from rounds.models import Round
 from rounds.voids import void_round
+from stations.commands import place_bets
 from stations.models import Station
 from stations.services import cash_in
 from tablehub.configuration import save_version
 from tablehub.models import Report, Table
-from tablehub.testing import play
+from tests.helpers import play
 
 from .conftest import default_pays, wa_config
 
@@ -44,7 +45,7 @@ def shift(table):
     )
     play(table, [(s2, 2, "main", "10"), (s2, 2, "pair", "5")], "8S 8D 8H 9C", [("s2", "stand")])
     voided = writer.open_round(table)
-    writer.place_bet(voided.pk, s1, 1, "main", Decimal("50"))
+    place_bets(s1, [(1, "main", Decimal("50"))])
     writer.close_bets(voided.pk)
     writer.record(voided.pk, CardDrawn(parse_card("2S")))
     void_round(voided.pk, by="sup", reason="shoe fault")

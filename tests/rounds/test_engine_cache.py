@@ -17,6 +17,7 @@ from rounds import writer
 from rounds.engine import CardDrawn, Decision, RuleSet, parse_card
 from rounds.models import Round
 from rounds.replay import rebuild
+from stations.commands import place_bets
 from stations.models import Station
 from stations.services import cash_in
 from tablehub.models import Jurisdiction, Table, TableConfig
@@ -39,7 +40,7 @@ def betting_round() -> Round:
     station = Station.objects.create(table=table, name="s1")
     cash_in(station, "100", key="start")
     round = writer.open_round(table)
-    writer.place_bet(round.pk, station, 1, "main", Decimal("10"))
+    place_bets(station, [(1, "main", Decimal("10"))])
     writer.close_bets(round.pk)
     return round
 

@@ -18,6 +18,7 @@ from rounds.live_replay import jsonable
 from rounds.models import Round
 from rounds.replay import rebuild
 from rounds.selectors import round_outcome
+from stations.commands import place_bets
 from stations.models import Station
 from stations.services import cash_in
 from tablehub.models import Jurisdiction, Table, TableConfig
@@ -54,8 +55,8 @@ def test_golden_round_through_the_services(path):
     table, stations = set_up_table(data, scenario)
     by_name = {s.name: s for s in stations}
     round = writer.open_round(table)
-    for bet in scenario.bets:
-        writer.place_bet(round.pk, by_name[bet.station], bet.box, bet.code, bet.stake)
+    for name, station in by_name.items():  # each station's bets as one group, as a slip
+        place_bets(station, [(b.box, b.code, b.stake) for b in scenario.bets if b.station == name])
     writer.close_bets(round.pk)
     with fixed_bonus(scenario.bonus):  # the scenario's bonus through the secure RNG's seam
         used = drive(

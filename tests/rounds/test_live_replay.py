@@ -26,7 +26,7 @@ TIMER_MS = 3000
 
 
 @pytest.fixture(scope="module", autouse=True)
-def _fresh_channel_layer_afterwards():
+def fresh_channel_layer_afterwards():
     """The replay's server thread has its own event loop; channels_redis lets one layer
     instance receive on one loop only. The server's consumers get a layer of their own (not
     one an async test made on its loop), and so do later tests."""

@@ -11,6 +11,7 @@ from rounds import writer
 from rounds.engine import RuleSet
 from rounds.models import Round
 from rounds.recovery import resume_tables
+from stations.commands import place_bets
 from stations.models import Station
 from stations.services import cash_in
 from tablehub.models import Jurisdiction, Table, TableConfig
@@ -39,7 +40,7 @@ def wait_for(predicate, limit=10.0):
 def test_a_deadline_that_passed_while_the_server_was_down_fires_at_once(settings):
     table = make_table("t1")
     round = writer.open_round(table)  # settings: timers "none", as when the process died
-    writer.place_bet(round.pk, table.stations.get(), 1, "main", Decimal("5"))
+    place_bets(table.stations.get(), [(1, "main", Decimal("5"))])
     Round.objects.filter(pk=round.pk).update(deadline=timezone.now() - timedelta(seconds=1))
     settings.TABLEHUB_TIMERS = "inprocess"
     done = resume_tables()
@@ -61,7 +62,7 @@ def test_an_open_table_without_a_round_gets_one_and_a_closed_one_does_not(settin
 def test_a_video_round_waiting_for_a_card_gets_it(settings):
     table = make_table("video", mode=Table.Mode.VIDEO)
     round = writer.open_round(table)
-    writer.place_bet(round.pk, table.stations.get(), 1, "main", Decimal("5"))
+    place_bets(table.stations.get(), [(1, "main", Decimal("5"))])
     writer.close_bets(round.pk)  # timers "none": the card job died with the process
     settings.TABLEHUB_TIMERS = "inprocess"
     assert resume_tables()["video_cards"] == 1

@@ -34,7 +34,7 @@ from rounds.models import Round, RoundEvent
 from stations.models import Station
 from stations.services import cash_in
 from tablehub.models import Jurisdiction, Table, TableConfig
-from tablehub.testing import play
+from tests.helpers import play
 
 ROOT = Path(__file__).resolve().parents[2]
 SCENARIO = ROOT / "tests" / "scenarios" / "rule_spec_example.json"

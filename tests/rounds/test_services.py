@@ -10,6 +10,7 @@ from payouts.models import LedgerEntry
 from rounds import writer
 from rounds.engine import CardDrawn, Decision, EngineError, RuleSet, parse_card
 from rounds.models import RoundEvent
+from stations.commands import place_bets
 from stations.models import Station
 from stations.services import cash_in
 from tablehub.models import Jurisdiction, Table, TableConfig
@@ -40,7 +41,7 @@ def deal(round, text):
 def test_a_refused_decision_writes_nothing(table):
     s1 = seated(table, "s1", "100")
     round = writer.open_round(table)
-    writer.place_bet(round.pk, s1, 1, "main", D("10"))
+    place_bets(s1, [(1, "main", D("10"))])
     writer.close_bets(round.pk)
     deal(round, "5S 9C 6D 7D")
     writer.record(round.pk, Decision("s1", "hit"))
@@ -55,7 +56,7 @@ def test_a_refused_decision_writes_nothing(table):
 def test_a_double_is_staked_once_and_credits_equal_the_ledger(table):
     s1 = seated(table, "s1", "100")
     round = writer.open_round(table)
-    writer.place_bet(round.pk, s1, 1, "main", D("10"))
+    place_bets(s1, [(1, "main", D("10"))])
     writer.close_bets(round.pk)
     deal(round, "5S 9C 6D 7D")
     writer.record(round.pk, Decision("s1", "double"))
@@ -84,19 +85,23 @@ def test_cash_in_is_idempotent_by_key(table):
 def test_a_bet_after_bets_closed_is_refused(table):
     s1 = seated(table, "s1", "100")
     round = writer.open_round(table)
-    writer.place_bet(round.pk, s1, 1, "main", D("10"))
+    place_bets(s1, [(1, "main", D("10"))])
     writer.close_bets(round.pk)
     with pytest.raises(EngineError) as exc:
-        writer.place_bet(round.pk, s1, 2, "main", D("10"))
+        place_bets(s1, [(2, "main", D("10"))])
     assert exc.value.code == "bets_closed"
     with pytest.raises(EngineError):
         writer.close_bets(round.pk)
 
 
 def test_stakes_the_credits_cannot_cover_are_refused_before_anything_is_written(table):
-    s1 = seated(table, "s1", "5")
+    s1 = seated(table, "s1", "15")
     round = writer.open_round(table)
-    writer.place_bet(round.pk, s1, 1, "main", D("10"))
+    place_bets(s1, [(1, "main", D("10"))])
+    # Credits fall under the stakes after the bet (a correction of an earlier round, say):
+    # closing bets checks them again.
+    debit = ledger.CashKey(s1.pk, LedgerEntry.Kind.CASH_OUT, "correction")
+    ledger.post(s1, None, LedgerEntry.Kind.CASH_OUT, D("-10"), debit)
     with pytest.raises(EngineError) as exc:
         writer.close_bets(round.pk)
     assert exc.value.code == "insufficient_credits"
@@ -110,8 +115,8 @@ def test_the_server_assigns_the_in_for_6_multipliers_and_logs_them_before_the_pi
     )
     s1 = seated(table, "s1", "100")
     round = writer.open_round(table)
-    writer.place_bet(round.pk, s1, 1, "main", D("10"))
-    writer.place_bet(round.pk, s1, 1, "in_for_6", D("1"))
+    place_bets(s1, [(1, "main", D("10"))])
+    place_bets(s1, [(1, "in_for_6", D("1"))])
     writer.close_bets(round.pk)
     notices = []
     for card in "3S 9C 3D".split():

@@ -22,6 +22,7 @@ from payouts.models import LedgerEntry
 from rounds import recovery, stale, tasks, writer
 from rounds.engine import CardDrawn, Decision, RuleSet, parse_card
 from rounds.models import Round, RoundEvent
+from stations.commands import place_bets
 from stations.models import Station
 from stations.services import cash_in
 from tablehub.celery import app
@@ -46,8 +47,8 @@ def make_table(name="t1", hours=24, **fields):
 def stuck(table, cards="TS 9H AC 6D 8S"):
     """A round whose dealer went away mid-deal: bets taken, some cards out."""
     round = writer.open_round(table)
-    writer.place_bet(round.pk, table.stations.get(name="s1"), 1, "main", D("10"))
-    writer.place_bet(round.pk, table.stations.get(name="s2"), 2, "main", D("25"))
+    place_bets(table.stations.get(name="s1"), [(1, "main", D("10"))])
+    place_bets(table.stations.get(name="s2"), [(2, "main", D("25"))])
     writer.close_bets(round.pk)
     for card in cards.split():
         writer.record(round.pk, CardDrawn(parse_card(card)))
@@ -105,7 +106,7 @@ def test_betting_rounds_are_cancelled_only_with_bets_on_them():
     with_bets = make_table("bets")
     nobody = writer.open_round(empty)
     bet_on = writer.open_round(with_bets)  # its timer died: bets were never closed
-    writer.place_bet(bet_on.pk, with_bets.stations.get(name="s1"), 1, "main", D("10"))
+    place_bets(with_bets.stations.get(name="s1"), [(1, "main", D("10"))])
     idle_for(nobody, 48)
     idle_for(bet_on, 48)
     assert stale.void_stale_rounds() == [bet_on.pk]

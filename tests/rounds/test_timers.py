@@ -9,6 +9,7 @@ from django.utils import timezone
 from rounds import writer
 from rounds.engine import CardDrawn, Decision, EngineError, RuleSet, parse_card
 from rounds.models import Round, RoundEvent
+from stations.commands import place_bets
 from stations.models import Station
 from stations.services import cash_in
 from tablehub.models import Jurisdiction, Table, TableConfig
@@ -33,7 +34,7 @@ def table():
 def in_play(table):
     round = writer.open_round(table)
     for station in table.stations.all():
-        writer.place_bet(round.pk, station, 1, "main", Decimal("10"))
+        place_bets(station, [(1, "main", Decimal("10"))])
     writer.close_bets(round.pk)
     for card in "5S 9C 6D 7D".split():
         writer.record(round.pk, CardDrawn(parse_card(card)))
@@ -45,7 +46,7 @@ def test_betting_deadline_closes_bets_once(table):
     round = writer.open_round(table)
     assert round.step_key == "betting"
     assert timedelta(seconds=9) < round.deadline - timezone.now() <= timedelta(seconds=10)
-    writer.place_bet(round.pk, table.stations.get(name="s1"), 1, "main", Decimal("10"))
+    place_bets(table.stations.get(name="s1"), [(1, "main", Decimal("10"))])
     writer.expire(round.pk, "betting")
     writer.expire(round.pk, "betting")  # a second firing of the same timer does nothing
     round.refresh_from_db()
@@ -83,10 +84,10 @@ def test_a_command_after_the_deadline_first_applies_the_expiry(table):
 def test_a_bet_after_the_betting_deadline_is_refused(table):
     round = writer.open_round(table)
     s1 = table.stations.get(name="s1")
-    writer.place_bet(round.pk, s1, 1, "main", Decimal("10"))
+    place_bets(s1, [(1, "main", Decimal("10"))])
     Round.objects.filter(pk=round.pk).update(deadline=timezone.now() - timedelta(seconds=1))
     with pytest.raises(EngineError) as exc:
-        writer.place_bet(round.pk, s1, 2, "main", Decimal("10"))
+        place_bets(s1, [(2, "main", Decimal("10"))])
     assert exc.value.code == "bets_closed"
     round.refresh_from_db()
     assert round.phase == Round.Phase.DEAL and round.bets.count() == 1
@@ -100,7 +101,7 @@ def test_an_empty_betting_window_starts_again_instead_of_blocking_the_table(tabl
     assert round.deadline > timezone.now()
     writer.expire(round.pk, "betting")  # the first window's timer, late: nothing happens
     s1 = table.stations.get(name="s1")
-    writer.place_bet(round.pk, s1, 1, "main", Decimal("10"))
+    place_bets(s1, [(1, "main", Decimal("10"))])
     writer.expire(round.pk, "betting:1")
     round.refresh_from_db()
     assert round.phase == Round.Phase.DEAL

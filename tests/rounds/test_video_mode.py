@@ -11,6 +11,7 @@ from payouts import ledger
 from rounds import writer
 from rounds.engine import RuleSet
 from rounds.models import Hand, Round
+from stations.commands import place_bets
 from stations.models import Station
 from stations.services import cash_in
 from tablehub.models import Jurisdiction, Table, TableConfig
@@ -51,7 +52,7 @@ def wait_for(predicate, limit=20.0):
 def test_a_video_round_plays_and_settles_and_the_next_one_opens_by_itself(video_table):
     station = video_table.stations.get(name="s1")
     first = writer.open_round(video_table)
-    writer.place_bet(first.pk, station, 1, "main", Decimal("10"))
+    place_bets(station, [(1, "main", Decimal("10"))])
     # Nobody closes bets, deals or answers: the timers and the virtual shoe do it all.
     settled = wait_for(lambda: Round.objects.filter(pk=first.pk, phase="settled").first())
     hands = list(Hand.objects.filter(round=settled))
@@ -67,7 +68,7 @@ def test_a_stale_video_job_deals_nothing(video_table, settings):
     settings.TABLEHUB_TIMERS = "none"  # deal by hand: nothing scheduled behind the test
     station = video_table.stations.get(name="s1")
     round = writer.open_round(video_table)
-    writer.place_bet(round.pk, station, 1, "main", Decimal("10"))
+    place_bets(station, [(1, "main", Decimal("10"))])
     writer.close_bets(round.pk)
     round.refresh_from_db()
     seq = round.last_seq

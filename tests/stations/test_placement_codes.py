@@ -7,7 +7,7 @@ import pytest
 
 from payouts import ledger
 from payouts.specials import parse_paytables
-from payouts.specials.defaults import _defaults
+from payouts.specials.defaults import default_paytable_rows
 from rounds import writer
 from rounds.engine import RuleSet
 from stations.commands import handle
@@ -42,7 +42,7 @@ def make_station(special_without_main: int, offered=OFFERED) -> Station:
         version=1,
         rules=RuleSet(special_without_main=special_without_main).to_dict(),
         limits={"main": ["1", "100"], "special": ["1", "25"]},
-        special_bets={code: _defaults()[code]["pays"] for code in offered},
+        special_bets={code: default_paytable_rows()[code]["pays"] for code in offered},
     )
     station = Station.objects.create(table=table, name="s1")
     cash_in(station, "100", key="start")
@@ -214,7 +214,7 @@ def test_the_round_holds_each_special_bet_to_its_own_limits():
     from rounds.engine import Bet, Round
     from rounds.engine.errors import EngineError
 
-    pays = {code: _defaults()[code]["pays"] for code in ("pair", "21+3")}
+    pays = {code: default_paytable_rows()[code]["pays"] for code in ("pair", "21+3")}
     paytables = parse_paytables(pays)
     limits = {"pair": (Decimal("2"), Decimal("10")), "21+3": (Decimal("1"), Decimal("25"))}
     credits = {"s1": Decimal("100")}

@@ -19,7 +19,7 @@ from stations.models import Station
 from stations.services import cash_in
 from tablehub.asgi import application
 from tablehub.models import Jurisdiction, Table, TableConfig
-from tablehub.testing import ask, drain
+from tests.helpers import ask, drain
 
 ORIGIN = [(b"origin", b"http://127.0.0.1")]
 

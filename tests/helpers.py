@@ -1,5 +1,5 @@
 """Helpers for tests: staff users in their role groups, and rounds played through the real
-round services (as the croupier and the stations would play them)."""
+services (bets as the stations place them, cards and decisions through the round writer)."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ from django.contrib.auth.models import Group, Permission, User
 from rounds import writer
 from rounds.engine import CardDrawn, Decision, parse_card
 from rounds.models import Round
+from stations.commands import place_bets
 from stations.models import Station
 from tablehub import roles
 from tablehub.models import Table
@@ -55,8 +56,11 @@ def play(
     ``cards`` one at a time; a decision ``(station name, action)`` is made whenever the
     round asks that station (before the next card)."""
     round = writer.open_round(table)
+    by_station: dict[Station, list[tuple[int, str, Decimal]]] = {}
     for station, box, code, stake in bets:
-        writer.place_bet(round.pk, station, box, code, Decimal(stake))
+        by_station.setdefault(station, []).append((box, code, Decimal(stake)))
+    for station, placed in by_station.items():
+        place_bets(station, placed)  # one group per station, checked as a whole
     writer.close_bets(round.pk)
     pending = list(decisions)
     for card in cards.split():
