@@ -33,7 +33,6 @@ from django.db.models import Max
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
-from croupier.video import deal_video_card
 from rounds import stale, timers, writer
 from rounds.engine import Round as Engine
 from rounds.models import CARD_PHASES, UNFINISHED, Round
@@ -134,7 +133,7 @@ def _wants_a_card(engine: Engine) -> bool:
 def _deal_if_waiting(round_id: int, seq: int) -> bool:
     if not writer.read(round_id, _wants_a_card):
         return False  # waiting for the stations' answers, not for a card
-    deal_video_card(round_id, seq)
+    timers.run_now("video_card", round_id, seq)  # the croupier app's virtual dealer
     return True
 
 

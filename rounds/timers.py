@@ -66,6 +66,11 @@ def register(name: str, job: Callable[..., object], task: Any) -> None:
     _TASKS[name] = task
 
 
+def run_now(name: str, *args: object) -> object:
+    """Do a timer's job at once, in this thread (the sweep's late card at a video table)."""
+    return _job(name)(*args)
+
+
 def _job(name: str) -> Callable[..., object]:
     return _JOBS[name]
 
