@@ -27,7 +27,7 @@ import copy
 import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import datetime, timedelta
 from decimal import Decimal
 from typing import Any, TypeVar
 
@@ -37,8 +37,8 @@ from django.utils import timezone
 
 from payouts import ledger
 from payouts.specials import bonus
-from rounds import replay, timers
-from rounds.engine import EngineError, Notice, Timeout
+from rounds import receipts, replay, timers
+from rounds.engine import Decision, EngineError, Notice, Timeout
 from rounds.engine import Round as Engine
 from rounds.engine.codec import dump_event
 from rounds.engine.round import BonusAssigned, Event
@@ -53,6 +53,8 @@ DEFAULT_TIMER_SECONDS = 15
 # no input is accepted and a timer of the step before finds nothing to expire (disputes.py).
 HALTED = "halted:"
 VIDEO_CARD_SECONDS = 0.8  # a video table deals each card this long after it is wanted
+RECHECK_SECONDS = 0.05  # an expiry waiting for commands received in time tries again then
+TIMED_NOTICES = ("prompt", "step")  # events that carry their step's deadline
 
 T = TypeVar("T")
 
@@ -222,11 +224,26 @@ def _close_bets(round: Round) -> list[Notice]:
 # -- the round in play -------------------------------------------------------------------------
 
 
-def record(round_id: int, event: Event) -> list[Notice]:
-    """Apply one input to the round; return what each party may now see. An input that
-    arrives after the step's deadline first applies the step's timeout."""
-    # The expiry stands on its own: it is committed even if the late command is refused.
-    notices = [] if isinstance(event, Timeout) else expire_if_late(round_id)
+def record(round_id: int, event: Event, at: datetime | None = None) -> list[Notice]:
+    """Apply one input to the round; return what each party may now see. ``at`` is when a
+    station's command was received: a decision received after the step's deadline is
+    refused (``too_late``) and the step's timeout answers for it; one received in time is
+    applied however late it is processed. Without ``at`` (the dealer, the card reader, the
+    server itself) the input counts as received now, and a late one first applies the
+    step's timeout."""
+    notices: list[Notice] = []
+    too_late = False
+    if not isinstance(event, Timeout):
+        if at is not None and isinstance(event, Decision):
+            step = Round.objects.only("deadline", "step_key").get(pk=round_id)
+            too_late = bool(step.step_key) and step.deadline is not None and at > step.deadline
+        # The expiry stands on its own: it is committed even if the late command is refused.
+        notices = expire_if_late(round_id, at)
+    if too_late:
+        raise EngineError(
+            "this answer arrived after the step's deadline: the table's timeout answered",
+            code="too_late",
+        )
     with transaction.atomic():
         round = Round.objects.select_for_update().get(pk=round_id)
         return notices + _record(round, event)
@@ -249,21 +266,32 @@ def _record(round: Round, event: Event) -> list[Notice]:
 
 def expire(round_id: int, step_key: str) -> list[Notice]:
     """A step's deadline has passed: close bets, or time out every open question.
-    Idempotent: nothing happens when the round is no longer at that step."""
+    Idempotent: nothing happens when the round is no longer at that step. While a command
+    received before the deadline is still being handled (rounds/receipts.py), the expiry
+    waits: it is tried again a moment later."""
     with transaction.atomic():
         round = Round.objects.select_for_update().filter(pk=round_id).first()
         if round is None or not step_key or round.step_key != step_key or is_halted(round):
             return []  # already answered, halted, or gone (a removed replay table)
+        now = timezone.now()
+        if round.deadline is not None and receipts.waiting_before(
+            round.table_id, round.deadline, now
+        ):
+            timers.schedule(round.pk, step_key, now + timedelta(seconds=RECHECK_SECONDS))
+            return []
         if round.phase == Round.Phase.BETTING:
             return _close_bets(round)
         return _record(round, Timeout())
 
 
-def expire_if_late(round_id: int) -> list[Notice]:
-    """Apply the current step's expiry when its deadline has passed (a timer may be late)."""
+def expire_if_late(round_id: int, at: datetime | None = None) -> list[Notice]:
+    """Apply the current step's expiry when a command received ``at`` (now, if not given)
+    came after its deadline (a timer may be late)."""
     round = Round.objects.only("deadline", "step_key").get(pk=round_id)
-    if round.deadline is None or not round.step_key or timezone.now() < round.deadline:
+    if round.deadline is None or not round.step_key:
         return []
+    if (at or timezone.now()) <= round.deadline:
+        return []  # on time: the step is still open for it
     return expire(round_id, round.step_key)
 
 
@@ -468,10 +496,20 @@ def _apply(round: Round, live: Live, event: Event) -> list[Notice]:
     kind, payload = dump_event(event)
     _append(round, kind, payload)
     _write(round, live)
+    _stamp_deadline(round, notices)
     publish(round, notices)
     if live.engine.settled:
         _open_next_round_on_commit(round)
     return notices
+
+
+def _stamp_deadline(round: Round, notices: list[Notice]) -> None:
+    """A prompt or a new step carries its step's absolute deadline (null: none), so that no
+    station has to ask for it at the busiest moment."""
+    deadline = round.deadline.isoformat() if round.deadline is not None else None
+    for notice in notices:
+        if notice.message.get("type") in TIMED_NOTICES:
+            notice.message["deadline"] = deadline
 
 
 def _open_next_round_on_commit(round: Round) -> None:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Iterable
+from datetime import datetime
 from decimal import Decimal
 from typing import Any
 
@@ -52,8 +53,13 @@ BETWEEN_ROUNDS = (
 PENDING = {"pending": True}
 
 
-def handle(station: Station, message: dict[str, Any]) -> dict[str, Any]:
-    """Answer one client message (exactly one reply; a resent one is not applied twice)."""
+def handle(
+    station: Station, message: dict[str, Any], received_at: datetime | None = None
+) -> dict[str, Any]:
+    """Answer one client message (exactly one reply; a resent one is not applied twice).
+    ``received_at``: when its frame arrived (now, if not given); it decides whether the
+    message was on time (rounds/receipts.py)."""
+    at = received_at or timezone.now()
     client_id = message.get("client_id")
     if not isinstance(client_id, str) or not 1 <= len(client_id) <= MAX_CLIENT_ID:
         return _reply(
@@ -79,7 +85,7 @@ def handle(station: Station, message: dict[str, Any]) -> dict[str, Any]:
                 )
             return stored | {"resent": True}
         try:
-            _dispatch(station, message)
+            _dispatch(station, message, at)
             # A command's reply carries the live state; the table's set-up and the histories,
             # which change only between rounds, come with ``join`` and ``state``.
             full = message.get("type") == "state"
@@ -101,12 +107,12 @@ def _reply(client_id: str | None, error: EngineError | None, state: Any = None) 
     }
 
 
-def _dispatch(station: Station, message: dict[str, Any]) -> None:
+def _dispatch(station: Station, message: dict[str, Any], at: datetime) -> None:
     kind = message.get("type")
     handler = HANDLERS.get(kind) if isinstance(kind, str) else None
     if handler is None:
         raise EngineError(f"unknown message type {kind!r}", code="bad_message")
-    handler(station, message)
+    handler(station, message, at)
 
 
 # -- betting ---------------------------------------------------------------------------------
@@ -116,20 +122,20 @@ def open_round(station: Station) -> Round | None:
     return station.table.rounds.exclude(phase__in=ENDED).order_by("-pk").first()
 
 
-def _betting_round(station: Station) -> Round:
+def _betting_round(station: Station, at: datetime | None) -> Round:
     round = open_round(station)
     if round is not None:
-        writer.expire_if_late(round.pk)
+        writer.expire_if_late(round.pk, at)
         round.refresh_from_db()
     if round is None or round.phase != Round.Phase.BETTING:
         raise EngineError("bets are closed", code="bets_closed")
     return round
 
 
-def _change_slip(station: Station, change) -> None:
+def _change_slip(station: Station, change, at: datetime | None = None) -> None:
     """Apply ``change(groups) -> groups`` to the station's slip if the result is a valid
     set of bets; write the slip and the Bet rows in one transaction."""
-    round = _betting_round(station)
+    round = _betting_round(station, at)
     with transaction.atomic():
         round = writer.lock_for_betting(round.pk)  # bets close after us, or before
         slip, _ = BetSlip.objects.select_for_update().get_or_create(round=round, station=station)
@@ -193,30 +199,30 @@ def place_bets(station: Station, bets: Iterable[tuple[int, str, Decimal]]) -> No
     _change_slip(station, lambda groups, _round: groups + [chips])
 
 
-def _place(station: Station, message: dict[str, Any]) -> None:
+def _place(station: Station, message: dict[str, Any], at: datetime) -> None:
     chip = _chip(message)
-    _change_slip(station, lambda groups, _round: groups + [[chip]])
+    _change_slip(station, lambda groups, _round: groups + [[chip]], at)
 
 
-def _place_many(station: Station, message: dict[str, Any]) -> None:
+def _place_many(station: Station, message: dict[str, Any], at: datetime) -> None:
     """Several bets put down as one group (restoring a set of bets): checked as a whole,
     so a bust bet may come before the main bets that cover it."""
     bets = message.get("bets")
     if not isinstance(bets, list) or not bets or not all(isinstance(b, dict) for b in bets):
         raise EngineError("bets must be a list of bets", code="bad_message")
     chips = [_chip(bet) for bet in bets]
-    _change_slip(station, lambda groups, _round: groups + [chips])
+    _change_slip(station, lambda groups, _round: groups + [chips], at)
 
 
-def _undo(station: Station, message: dict[str, Any]) -> None:
-    _change_slip(station, lambda groups, _round: groups[:-1])
+def _undo(station: Station, message: dict[str, Any], at: datetime) -> None:
+    _change_slip(station, lambda groups, _round: groups[:-1], at)
 
 
-def _clear(station: Station, message: dict[str, Any]) -> None:
-    _change_slip(station, lambda groups, _round: [])
+def _clear(station: Station, message: dict[str, Any], at: datetime) -> None:
+    _change_slip(station, lambda groups, _round: [], at)
 
 
-def _double_bets(station: Station, message: dict[str, Any]) -> None:
+def _double_bets(station: Station, message: dict[str, Any], at: datetime) -> None:
     def double(groups, _round):
         chips = [
             {"box": box, "bet": code, "amount": str(stake)}
@@ -226,7 +232,7 @@ def _double_bets(station: Station, message: dict[str, Any]) -> None:
             raise EngineError("there are no bets to double", code="no_bets")
         return groups + [chips]
 
-    _change_slip(station, double)
+    _change_slip(station, double, at)
 
 
 def _last_played_round(station: Station, current: Round) -> Round | None:
@@ -239,7 +245,7 @@ def _last_played_round(station: Station, current: Round) -> Round | None:
     )
 
 
-def _rebet(station: Station, message: dict[str, Any]) -> None:
+def _rebet(station: Station, message: dict[str, Any], at: datetime) -> None:
     def rebet(groups, round):
         last = _last_played_round(station, round)
         if last is None:
@@ -250,16 +256,16 @@ def _rebet(station: Station, message: dict[str, Any]) -> None:
         ]
         return groups + [chips]  # pressing rebet again adds the same bets again
 
-    _change_slip(station, rebet)
+    _change_slip(station, rebet, at)
 
 
-def _repeat_last(station: Station, message: dict[str, Any]) -> None:
+def _repeat_last(station: Station, message: dict[str, Any], at: datetime) -> None:
     def repeat(groups, _round):
         if not groups:
             raise EngineError("there is no bet to repeat", code="no_bets")
         return groups + [groups[-1]]
 
-    _change_slip(station, repeat)
+    _change_slip(station, repeat, at)
 
 
 def _box_and_amount(message: dict[str, Any]) -> tuple[int, Decimal | None]:
@@ -277,7 +283,7 @@ def _box_and_amount(message: dict[str, Any]) -> tuple[int, Decimal | None]:
     return box, amount
 
 
-def _bet_all(station: Station, message: dict[str, Any]) -> None:
+def _bet_all(station: Station, message: dict[str, Any], at: datetime) -> None:
     """One chip on the main bet and on every special bet the table offers, on one box
     (seed 001 §4.1: Bet All); pressing it again adds another chip to each."""
     box, amount = _box_and_amount(message)
@@ -288,10 +294,10 @@ def _bet_all(station: Station, message: dict[str, Any]) -> None:
         codes = ["main", *round.config.offered_special_bets()]
         return groups + [[{"box": box, "bet": code, "amount": str(amount)} for code in codes]]
 
-    _change_slip(station, bet_all)
+    _change_slip(station, bet_all, at)
 
 
-def _let_it_play(station: Station, message: dict[str, Any]) -> None:
+def _let_it_play(station: Station, message: dict[str, Any], at: datetime) -> None:
     """Bet the main game on a box with what that box won in the station's last round
     (seed 001 §3.5; special bets excluded), up to the table's Let It Play cap."""
     box, _ = _box_and_amount(message)
@@ -314,13 +320,13 @@ def _let_it_play(station: Station, message: dict[str, Any]) -> None:
             )
         return groups + [[{"box": box, "bet": "main", "amount": str(won)}]]
 
-    _change_slip(station, let_it_play)
+    _change_slip(station, let_it_play, at)
 
 
 # -- the round in play -----------------------------------------------------------------------
 
 
-def _decide(station: Station, message: dict[str, Any]) -> None:
+def _decide(station: Station, message: dict[str, Any], at: datetime) -> None:
     round = open_round(station)
     if round is None or round.phase in (Round.Phase.BETTING, Round.Phase.DEAL):
         raise EngineError("no question is open for this station", code="not_your_turn")
@@ -332,10 +338,10 @@ def _decide(station: Station, message: dict[str, Any]) -> None:
         raise EngineError("hand must be a hand id", code="bad_message")
     if not writer.read(round.pk, lambda engine: station.name in engine.seats):
         raise EngineError("this station has no hand in this round", code="not_your_turn")
-    writer.record(round.pk, Decision(station.name, action, hand))
+    writer.record(round.pk, Decision(station.name, action, hand), at)
 
 
-def _dispute(station: Station, message: dict[str, Any]) -> None:
+def _dispute(station: Station, message: dict[str, Any], at: datetime) -> None:
     """Dispute a round (docs/protocol.md, "Disputes"): the round halts for a supervisor."""
     round_id = message.get("round")
     if round_id is not None and (isinstance(round_id, bool) or not isinstance(round_id, int)):
@@ -351,11 +357,11 @@ def _has_bets_on_the_table(station: Station) -> bool:
     return round is not None and round.bets.filter(station=station).exists()
 
 
-def _cash_in(station: Station, message: dict[str, Any]) -> None:
+def _cash_in(station: Station, message: dict[str, Any], at: datetime) -> None:
     cash_in(station, message.get("amount"), key=f"client:{message['client_id']}")
 
 
-def _cash_out(station: Station, message: dict[str, Any]) -> None:
+def _cash_out(station: Station, message: dict[str, Any], at: datetime) -> None:
     with transaction.atomic():
         Station.objects.select_for_update().get(pk=station.pk)
         if _has_bets_on_the_table(station):
@@ -365,7 +371,7 @@ def _cash_out(station: Station, message: dict[str, Any]) -> None:
         ledger.cash_out(station, message["client_id"])
 
 
-def _state(station: Station, message: dict[str, Any]) -> None:
+def _state(station: Station, message: dict[str, Any], at: datetime) -> None:
     return None
 
 

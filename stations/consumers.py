@@ -8,7 +8,9 @@ import logging
 from typing import Any
 
 from channels.db import database_sync_to_async
+from django.utils import timezone
 
+from rounds import receipts
 from rounds.recovery import server_connected
 from stations.commands import handle, station_state
 from stations.models import Station
@@ -57,6 +59,12 @@ class StationConsumer(TableConsumer):
             message = 'type must be a string such as "place"'
             await self.send_json(error("bad_message", message, client_id))
             return
+        if content["type"] == "ping":  # the server's clock, for a countdown and the latency
+            now = timezone.now().isoformat()
+            await self.send_json(
+                {"type": "reply", "client_id": client_id, "ok": True, "server_time": now}
+            )
+            return
         if self.station is None:
             if content.get("type") != "join":
                 await self.send_json(error("not_joined", "join the table first", client_id))
@@ -77,7 +85,8 @@ class StationConsumer(TableConsumer):
                 {"type": "reply", "client_id": client_id, "ok": True, "state": state}
             )
             return
-        reply = await database_sync_to_async(handle)(self.station, content)
+        async with receipts.holding(self.table_id, self.received_at):
+            reply = await database_sync_to_async(handle)(self.station, content, self.received_at)
         if not reply["ok"]:
             log.info("station %s: %s", self.station, reply["error"])
         await self.send_json(reply)

@@ -26,6 +26,7 @@ from typing import Any
 from asgiref.sync import async_to_sync
 from channels.layers import get_channel_layer
 from django.db import transaction
+from django.utils import timezone
 
 from rounds.engine import Notice
 from tablehub.fanout import CROUPIER, PUBLIC, STATION, frames_message, table_group
@@ -56,6 +57,8 @@ def publish(table_id: int, round_id: int, seq: int, notices: list[Notice]) -> No
     for n, notice in enumerate(notices):
         event: dict[str, Any] = {"type": "event", "id": f"{round_id}.{seq}.{n}", "round": round_id}
         event["event"] = notice.message
+        if "deadline" in notice.message:  # a countdown needs the server's clock beside it
+            event["event"] = {**notice.message, "server_time": timezone.now().isoformat()}
         text = json.dumps(event)
         if notice.to == "public":
             frames.append((PUBLIC, None, text))

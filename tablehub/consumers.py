@@ -29,6 +29,7 @@ from typing import Any
 from asgiref.typing import WebSocketConnectEvent
 from channels.consumer import get_handler_name
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
+from django.utils import timezone
 
 from tablehub import fanout, ratelimit
 
@@ -142,6 +143,8 @@ class TableConsumer(AsyncJsonWebsocketConsumer):
     async def receive(
         self, text_data: str | None = None, bytes_data: bytes | None = None, **kwargs: Any
     ) -> None:
+        # Receipt time decides (rounds/receipts.py): the frame is stamped before any queue.
+        self.received_at = timezone.now()
         if self.closing:
             return  # closed for flooding: frames still on their way are dropped
         verdict = self.limiter.check()
@@ -186,4 +189,5 @@ class TableConsumer(AsyncJsonWebsocketConsumer):
         }
 
     async def receive_message(self, content: Any) -> None:
+        """Handle one decoded message; ``self.received_at`` is when its frame arrived."""
         raise NotImplementedError

@@ -1,0 +1,206 @@
+"""Receipt time decides (issue "Stadium scale", item 1): a decision that reached the server
+before the step's deadline is applied as sent, however long it waited to be processed, and
+the step's expiry waits for it; one that arrived after the deadline gets the timeout action
+and a ``too_late`` error. Also: prompts and steps carry their deadline and the server's
+time, and ``ping`` answers with the server's time.
+
+The server's database thread is held back by the test (every database call of the consumers
+queues behind a gate the test holds), as a burst of hundreds of answers would hold it."""
+
+import asyncio
+import threading
+from datetime import datetime
+
+import pytest
+from channels.db import database_sync_to_async
+from channels.testing import WebsocketCommunicator
+from django.db import connection, connections
+from django.utils import timezone
+
+from rounds import writer
+from rounds.engine import CardDrawn, RuleSet, parse_card
+from rounds.models import Round, RoundEvent
+from stations.commands import place_bets
+from stations.models import Station
+from stations.services import cash_in
+from tablehub.asgi import application
+from tablehub.models import Jurisdiction, Table, TableConfig
+from tests.helpers import ask
+
+ORIGIN = [(b"origin", b"http://127.0.0.1")]
+STATIONS = 12
+DECISION_SECONDS = 2
+
+
+@pytest.fixture(autouse=True)
+async def _close_the_consumers_connection():
+    yield
+    await database_sync_to_async(connections.close_all)()
+
+
+@pytest.fixture
+def table(transactional_db):
+    jurisdiction = Jurisdiction.objects.create(code="wa", name="Washington")
+    table = Table.objects.create(name="t1", jurisdiction=jurisdiction)
+    TableConfig.objects.create(
+        table=table,
+        version=1,
+        rules=RuleSet(decks=8).to_dict(),
+        timers={"betting": 30, "decision": DECISION_SECONDS, "play": DECISION_SECONDS},
+    )
+    for n in range(STATIONS):
+        station = Station(table=table, name=f"s{n:02d}")
+        station.set_credential("secret")
+        station.save()
+        cash_in(station, "100", key="start")
+    return table
+
+
+def deal_to_the_first_decision(table: Table) -> Round:
+    """Every station bets 10 on box 1 (common draw): 10 6 against a dealer 9, all asked."""
+    round = writer.open_round(table)
+    for station in table.stations.order_by("name"):
+        place_bets(station, [(1, "main", 10)])
+    writer.close_bets(round.pk)
+    for card in "TS 9D 6H 7C".split():
+        writer.record(round.pk, CardDrawn(parse_card(card)))
+    return Round.objects.get(pk=round.pk)
+
+
+async def join(table: Table, name: str) -> tuple[WebsocketCommunicator, list]:
+    ws = WebsocketCommunicator(application, f"/ws/tables/{table.pk}/station/", headers=ORIGIN)
+    connected, _ = await ws.connect()
+    assert connected
+    frames: list = []
+    message = {"type": "join", "client_id": "j", "station": name, "credential": "secret"}
+    assert (await ask(ws, frames, message))["ok"]
+    return ws, frames
+
+
+class HeldBack:
+    """Holds the server's database thread: every database call queued after ``hold`` waits
+    until ``release``."""
+
+    def __init__(self) -> None:
+        self.gate = threading.Event()
+        self.holding = threading.Event()
+
+    def _wait(self) -> None:
+        self.holding.set()
+        self.gate.wait(30)
+
+    async def hold(self) -> asyncio.Task:
+        task = asyncio.ensure_future(database_sync_to_async(self._wait)())
+        while not self.holding.is_set():
+            await asyncio.sleep(0.01)
+        return task
+
+    def release(self) -> None:
+        self.gate.set()
+
+
+def expire_from_elsewhere(round_id: int, step_key: str) -> list:
+    """The step's timer firing in another process (a Celery worker): a thread of its own
+    with its own database connection, not the held-back server thread."""
+    result: list = []
+
+    def run() -> None:
+        try:
+            result.extend(writer.expire(round_id, step_key))
+        finally:
+            connection.close()
+
+    thread = threading.Thread(target=run)
+    thread.start()
+    thread.join(30)
+    return result
+
+
+async def wait_until(moment: datetime) -> None:
+    await asyncio.sleep(max((moment - timezone.now()).total_seconds(), 0) + 0.05)
+
+
+@pytest.mark.django_db(transaction=True)
+async def test_answers_received_before_the_deadline_are_applied_however_late(table):
+    round = await database_sync_to_async(deal_to_the_first_decision)(table)
+    assert round.deadline is not None
+    step_key = round.step_key
+    sockets = [await join(table, f"s{n:02d}") for n in range(STATIONS)]
+    held = HeldBack()
+    server = await held.hold()
+    for n, (ws, _frames) in enumerate(sockets):  # every station answers, all in time
+        await ws.send_json_to({"type": "decide", "action": "stand", "client_id": f"d{n}"})
+    await asyncio.sleep(0.1)  # the frames are in: stamped, queued behind the gate
+    assert timezone.now() < round.deadline
+    await wait_until(round.deadline)
+    # The deadline has passed; the step's timer fires in another process: it must wait.
+    assert await asyncio.to_thread(expire_from_elsewhere, round.pk, step_key) == []
+    held.release()
+    await server
+    replies = []
+    for n, (ws, frames) in enumerate(sockets):
+        while True:
+            frame = await ws.receive_json_from(timeout=10)
+            if frame.get("type") == "reply" and frame.get("client_id") == f"d{n}":
+                replies.append(frame)
+                break
+    assert [r["ok"] for r in replies] == [True] * STATIONS, [r for r in replies if not r["ok"]]
+    events = await database_sync_to_async(
+        lambda: list(
+            RoundEvent.objects.filter(round_id=round.pk, kind__in=["decision", "timeout"])
+            .order_by("seq")
+            .values_list("kind", "payload")
+        )
+    )()
+    assert [kind for kind, _ in events] == ["decision"] * STATIONS  # and no timeout
+    assert sorted(p["station"] for _, p in events) == [f"s{n:02d}" for n in range(STATIONS)]
+    assert {p["action"] for _, p in events} == {"stand"}
+    for ws, _frames in sockets:
+        await ws.disconnect()
+
+
+@pytest.mark.django_db(transaction=True)
+async def test_an_answer_received_after_the_deadline_is_too_late_and_the_timeout_answers(table):
+    round = await database_sync_to_async(deal_to_the_first_decision)(table)
+    assert round.deadline is not None
+    ws, frames = await join(table, "s00")
+    await wait_until(round.deadline)
+    reply = await ask(ws, frames, {"type": "decide", "action": "hit", "client_id": "late"})
+    assert not reply["ok"]
+    assert reply["error"]["code"] == "too_late"
+    kinds = await database_sync_to_async(
+        lambda: list(
+            RoundEvent.objects.filter(round_id=round.pk, seq__gt=round.last_seq)
+            .order_by("seq")
+            .values_list("kind", flat=True)
+        )
+    )()
+    assert kinds[0] == "timeout"  # the table's timeout answered for every station
+    assert "decision" not in kinds
+    await ws.disconnect()
+
+
+@pytest.mark.django_db(transaction=True)
+async def test_prompts_and_steps_carry_their_deadline_and_the_servers_time(table):
+    ws, frames = await join(table, "s00")
+    round = await database_sync_to_async(deal_to_the_first_decision)(table)
+    while await ws.receive_nothing(timeout=0.3) is False:
+        frames.append(await ws.receive_json_from())
+    timed = [f["event"] for f in frames if f.get("event", {}).get("type") in ("prompt", "step")]
+    assert {e["type"] for e in timed} == {"prompt", "step"}
+    for event in timed:
+        assert event["deadline"] == round.deadline.isoformat()
+        sent = datetime.fromisoformat(event["server_time"])
+        assert abs((timezone.now() - sent).total_seconds()) < 5
+    await ws.disconnect()
+
+
+@pytest.mark.django_db(transaction=True)
+async def test_ping_answers_with_the_servers_time_before_and_after_joining(table):
+    ws = WebsocketCommunicator(application, f"/ws/tables/{table.pk}/station/", headers=ORIGIN)
+    assert (await ws.connect())[0]
+    await ws.send_json_to({"type": "ping", "client_id": "p1"})
+    reply = await ws.receive_json_from(timeout=5)
+    assert reply["ok"] and reply["client_id"] == "p1"
+    assert abs((timezone.now() - datetime.fromisoformat(reply["server_time"])).total_seconds()) < 5
+    await ws.disconnect()
