@@ -138,7 +138,7 @@ async def test_answers_received_before_the_deadline_are_applied_however_late(tab
     held.release()
     await server
     replies = []
-    for n, (ws, frames) in enumerate(sockets):
+    for n, (ws, _frames) in enumerate(sockets):
         while True:
             frame = await ws.receive_json_from(timeout=10)
             if frame.get("type") == "reply" and frame.get("client_id") == f"d{n}":
