@@ -32,7 +32,7 @@ def all_blackjack_pays() -> list[str]:
     return list(BLACKJACK_PAYS)
 
 
-class JurisdictionManager(models.Manager):
+class JurisdictionManager(models.Manager["Jurisdiction"]):
     def get_by_natural_key(self, code: str) -> Jurisdiction:
         return self.get(code=code)
 
@@ -180,7 +180,7 @@ class Table(models.Model):
     def check_reader_key(self, secret: str) -> bool:
         return check_token(secret, self.reader_key)
 
-    def current_config(self) -> TableConfig:
+    def current_config(self) -> TableConfig | None:
         return self.configs.order_by("-version").first()
 
 
