@@ -7,7 +7,7 @@ version, and every round keeps the exact version it started with.
 from __future__ import annotations
 
 from decimal import Decimal
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from django.conf import settings
 from django.core.exceptions import ValidationError
@@ -22,6 +22,9 @@ from rounds.engine import RuleSet
 from rounds.engine.rules import BLACKJACK_PAYS
 from stations.models import Station
 from tablehub.tokens import check_token, hash_token
+
+if TYPE_CHECKING:
+    from django.contrib.auth.base_user import AbstractBaseUser
 
 
 def all_bet_codes() -> list[str]:
@@ -218,6 +221,9 @@ class TableConfig(models.Model):
         help_text="who saved this version",
     )
     history = HistoricalRecords()
+    # Read by simple_history as the user of the history row the next save writes; set (by
+    # configuration.save_version) only when there is one, so no default here.
+    _history_user: AbstractBaseUser
 
     class Meta:
         constraints = [
