@@ -187,6 +187,7 @@ def correct_card(
 ) -> Round:
     """Correct cards of the round named, or else of the round being dealt, or else of the
     table's last settled round (rounds/corrections.py)."""
+    round: Round | None
     if round_id is not None:
         round = _named_round(table, round_id)
     else:
