@@ -20,7 +20,9 @@ from tablehub.models import Shoe, Table
 def current_shoe(table: Table) -> Shoe:
     shoe = table.shoes.filter(closed_at__isnull=True).order_by("-pk").first()
     if shoe is None:
-        shoe = Shoe.objects.create(table=table, decks=table.current_config().ruleset().decks)
+        config = table.current_config()
+        assert config is not None  # a table without a configuration cannot be dealt to
+        shoe = Shoe.objects.create(table=table, decks=config.ruleset().decks)
     return shoe
 
 

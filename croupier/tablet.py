@@ -115,7 +115,9 @@ def new_shoe(table: Table) -> Shoe:
                 code="round_in_play",
             )
         table.shoes.filter(closed_at__isnull=True).update(closed_at=timezone.now())
-        shoe = Shoe.objects.create(table=table, decks=table.current_config().ruleset().decks)
+        config = table.current_config()
+        assert config is not None  # a table without a configuration cannot be dealt to
+        shoe = Shoe.objects.create(table=table, decks=config.ruleset().decks)
         _tell_tablets_on_commit(table, "shoe")
     log.info("table %s: new shoe %s", table.pk, shoe.pk)
     return shoe
@@ -185,6 +187,7 @@ def correct_card(
 ) -> Round:
     """Correct cards of the round named, or else of the round being dealt, or else of the
     table's last settled round (rounds/corrections.py)."""
+    round: Round | None
     if round_id is not None:
         round = _named_round(table, round_id)
     else:

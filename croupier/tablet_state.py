@@ -39,6 +39,7 @@ def croupier_state(table: Table) -> dict[str, Any]:
     current = round_state(round, table) if round is not None else None
     if previous is None and current is not None and current["phase"] in IN_PLAY:
         # a dispute of the last round may be open while this one is dealt
+        assert round is not None  # current is its state
         last = table.rounds.filter(pk__lt=round.pk).order_by("-pk").first()
         if last is not None and writer.is_halted(last):
             previous = round_state(last, table)

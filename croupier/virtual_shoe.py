@@ -33,5 +33,6 @@ def deal_next(table: Table, burn: bool = False) -> dict:
         if not order or shoe.reader_seq - order["start"] >= len(order["cards"]):
             shuffle(shoe)
             order = shoe.virtual_order
+            assert order is not None  # shuffle has just set it
         card = order["cards"][shoe.reader_seq - order["start"]]
         return scan(table, shoe.reader_seq + 1, card, burn=burn)

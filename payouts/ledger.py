@@ -259,10 +259,11 @@ def refund_round(round: Round) -> int:
         .select_related("station")
         .order_by("pk")
     )
-    refunds = [
-        (e.station, LedgerEntry.Kind.REFUND, -e.amount, replace(EntryKey.parse(e.key), refund=True))
-        for e in entries
-    ]
+    refunds: list[tuple[Station, str, Decimal, Key]] = []
+    for e in entries:
+        assert e.station is not None  # the query takes the station entries only
+        key = replace(EntryKey.parse(e.key), refund=True)
+        refunds.append((e.station, LedgerEntry.Kind.REFUND, -e.amount, key))
     _post(round, refunds)
     return len(refunds)
 

@@ -150,14 +150,14 @@ def table_report(
         )
         .order_by("code")
     )
-    for row in bets:
-        code, config = row["code"], configs[row["round__config"]]
+    for bet_row in bets:
+        code, config = bet_row["code"], configs[bet_row["round__config"]]
         rtp = None
         if theoretical and code in config.special_bets:
             sheet = special_sheet(code, config.special_bets[code], config.ruleset())
             rtp = Decimal(str(sheet["rtp"]))
         line = specials.setdefault(code, _Line(code))
-        line.add(row["rounds"], row["n"], row["drop"], row["paid"], rtp)
+        line.add(bet_row["rounds"], bet_row["n"], bet_row["drop"], bet_row["paid"], rtp)
 
     lines = [main]
     if insurance.bets:

@@ -101,6 +101,7 @@ def correct_cards(
         )
         resumed = None
         if resolve:
+            assert dispute is not None  # refused above when there is none
             resumed = disputes.resume(
                 round, dispute, "correct", by, requested_by, {"correction": record.seq}, False
             )
@@ -119,7 +120,8 @@ def correct_cards(
         requested_by or "-",
         ", ".join(f"#{c['position']} {c['was']} -> {c['card'] or 'out of play'}" for c in made),
         moved,
-        f"; dispute {dispute.seq} resolved" if resolve else "",
+        # resolve was refused above without an open dispute
+        f"; dispute {dispute.seq} resolved" if resolve and dispute is not None else "",
     )
     return round
 

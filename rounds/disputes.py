@@ -108,8 +108,7 @@ def default_round(station: Station) -> Round | None:
     """The round a station's dispute is about when it names none: the round being dealt
     if the station has a bet in it, else the last settled round it had a bet in."""
     table = station.table
-    current = table.rounds.exclude(phase__in=ENDED)
-    current = current.order_by("-pk").first()
+    current = table.rounds.exclude(phase__in=ENDED).order_by("-pk").first()
     if (
         current is not None
         and current.phase != Round.Phase.BETTING
@@ -131,6 +130,7 @@ def station_dispute(station: Station, shown: Round | None, has_bets: bool, cards
     table = station.table
     if not disputes_allowed(table):
         return None
+    target: Round | None
     if shown is not None and shown.phase in IN_PLAY and has_bets:
         if not cards:
             return None  # from the first card on

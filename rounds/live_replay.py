@@ -152,6 +152,7 @@ def play_live(data: object, url: str | None = None, timer_ms: int | None = None)
         url = in_process_server()
     # stderr: one line, or nothing (after the server's start, which configures logging)
     logging.getLogger("tablehub").setLevel(logging.ERROR)
+    assert isinstance(data, dict)  # parse_scenario refuses anything else
     table, secrets_by_station = _set_up(data, scenario, timer_ms)
     with fixed_bonus(scenario.bonus):
         return asyncio.run(
@@ -260,9 +261,10 @@ class StationClient:
 
 async def _replay(url: str, table: Table, scenario: Scenario, keys: dict) -> dict[str, Any]:
     import websockets  # local: a test extra (pyproject.toml), needed only to replay live
+    from websockets.typing import Origin
 
     base = f"{url}/ws/tables/{table.pk}"
-    origin = "http://127.0.0.1"
+    origin = Origin("http://127.0.0.1")
     clients: dict[str, StationClient] = {}
     listeners = []
     croupier: asyncio.Queue = asyncio.Queue()

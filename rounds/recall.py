@@ -148,6 +148,7 @@ def _replay(round: Round, over: bool):
                 card["to"] = "hole"
                 hole[:] = [(card, entry)]
             else:
+                assert placed is not None  # not face down: a notice placed the card
                 card.update({k: v for k, v in placed.items() if k in ("to", "box", "boxes")})
             cards.append(card)
         elif row.kind == RoundEvent.Kind.BURN:

@@ -152,7 +152,9 @@ def open_round(table: Table) -> Round:
     """Open bets for a new round under the table's current configuration; the betting
     timer starts now."""
     with transaction.atomic():  # the timer starts once the round is saved
-        round = Round.objects.create(table=table, config=table.current_config())
+        config = table.current_config()
+        assert config is not None  # a table without a configuration cannot open a round
+        round = Round.objects.create(table=table, config=config)
         _start_timer(round, "betting", "betting")
         round.save(update_fields=["step_key", "deadline"])
         assert round.deadline is not None  # _start_timer gave the step its deadline

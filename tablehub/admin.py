@@ -483,7 +483,9 @@ class TableConfigAdmin(SimpleHistoryAdmin):
 
     @admin.display(boolean=True)
     def current(self, obj: TableConfig) -> bool:
-        return obj.table.current_config().pk == obj.pk
+        current = obj.table.current_config()
+        assert current is not None  # obj is one of the table's configurations
+        return current.pk == obj.pk
 
     @admin.display(description="rounds played")
     def rounds_played(self, obj: TableConfig) -> int:

@@ -53,7 +53,7 @@ def publish_on_commit(table_id: int, round_id: int, seq: int, notices: list[Noti
 
 
 def publish(table_id: int, round_id: int, seq: int, notices: list[Notice]) -> None:
-    frames = []
+    frames: list[tuple[str, str | None, str]] = []  # (audience, station name or None, text)
     for n, notice in enumerate(notices):
         event: dict[str, Any] = {"type": "event", "id": f"{round_id}.{seq}.{n}", "round": round_id}
         event["event"] = notice.message

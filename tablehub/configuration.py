@@ -165,7 +165,9 @@ def _check_rules(j: Jurisdiction, data: object, problems: Problems) -> RuleSet |
     if j.min_rtp is not None and "rules" not in problems.by_part:
         # The floor applies to the main game as to every special bet. A rule set not yet on
         # disk is computed now (seconds; issue 9's limit is 30 s), then answers at once.
-        rtp = Decimal(str(main_sheet(rules)["rtp"]))
+        sheet = main_sheet(rules)
+        assert sheet is not None  # None only with compute=False
+        rtp = Decimal(str(sheet["rtp"]))
         if rtp < j.min_rtp:
             problems.add(
                 "rules",

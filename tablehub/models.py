@@ -7,7 +7,7 @@ version, and every round keeps the exact version it started with.
 from __future__ import annotations
 
 from decimal import Decimal
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from django.conf import settings
 from django.core.exceptions import ValidationError
@@ -23,6 +23,9 @@ from rounds.engine.rules import BLACKJACK_PAYS
 from stations.models import Station
 from tablehub.tokens import check_token, hash_token
 
+if TYPE_CHECKING:
+    from django.contrib.auth.base_user import AbstractBaseUser
+
 
 def all_bet_codes() -> list[str]:
     return list(BETS)
@@ -32,7 +35,7 @@ def all_blackjack_pays() -> list[str]:
     return list(BLACKJACK_PAYS)
 
 
-class JurisdictionManager(models.Manager):
+class JurisdictionManager(models.Manager["Jurisdiction"]):
     def get_by_natural_key(self, code: str) -> Jurisdiction:
         return self.get(code=code)
 
@@ -180,7 +183,7 @@ class Table(models.Model):
     def check_reader_key(self, secret: str) -> bool:
         return check_token(secret, self.reader_key)
 
-    def current_config(self) -> TableConfig:
+    def current_config(self) -> TableConfig | None:
         return self.configs.order_by("-version").first()
 
 
@@ -218,6 +221,9 @@ class TableConfig(models.Model):
         help_text="who saved this version",
     )
     history = HistoricalRecords()
+    # Read by simple_history as the user of the history row the next save writes; set (by
+    # configuration.save_version) only when there is one, so no default here.
+    _history_user: AbstractBaseUser
 
     class Meta:
         constraints = [

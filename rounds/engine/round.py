@@ -21,7 +21,7 @@ bet code and imports nothing from payouts/specials.
 
 from __future__ import annotations
 
-from collections import Counter
+from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from decimal import Decimal
 from enum import StrEnum
@@ -32,7 +32,7 @@ from .errors import EngineError
 from .hands import hand_total, is_two_card_21
 from .money import ZERO, cents, fmt
 from .rules import RuleSet
-from .specials import NO_SPECIAL_BETS, SettleAt, SpecialBets, SpecialLimits
+from .specials import NO_SPECIAL_BETS, Multipliers, SettleAt, SpecialBets, SpecialLimits
 
 
 class Phase(StrEnum):
@@ -102,7 +102,7 @@ class BonusAssigned:
 
     station: str
     box: int
-    multipliers: tuple[Decimal, Decimal, Decimal]
+    multipliers: Multipliers
 
 
 @dataclass(frozen=True, slots=True)
@@ -323,16 +323,25 @@ class Round:
         return [s for s in self.seats if s in self._pending]
 
     @property
-    def awaiting_bonus(self) -> list[tuple[str, int, tuple[Decimal, ...]]]:
+    def awaiting_bonus(self) -> list[tuple[str, int, Multipliers]]:
         """In For 6 hard sixes that need their multipliers assigned: (station, box, multipliers)."""
         if self.phase is not Phase.BONUS:
             return []
         return [
-            (b.station, b.box, self.paytables[b.code][b.combination])
+            (b.station, b.box, self._listed_multipliers(b))
             for seat in self.seats.values()
             for b in seat.bonus
             if b.multipliers is None
         ]
+
+    def _listed_multipliers(self, bet: SpecialBet) -> Multipliers:
+        """The multipliers the paytable lists for a bet waiting in a seat's bonus game."""
+        # Only a bet paid for one of its bonus combinations waits there (_settle_specials).
+        assert bet.combination is not None
+        listed = self.paytables[bet.code][bet.combination]
+        # parse_paytable makes every bonus combination's pays three multipliers.
+        assert isinstance(listed, tuple)
+        return listed
 
     def asking_hands(self) -> list[tuple[str, int]]:
         """(station, box) of every hand waiting for this step's card."""
@@ -352,6 +361,8 @@ class Round:
         return seat.prompt_view
 
     def _question(self, seat: Seat) -> dict[str, Any]:
+        hand: Hand | None
+        choices: tuple[Action, ...]
         if self.phase is Phase.BONUS:
             bet = seat.bonus[0]
             allowed = [a.value for a in PICK_ACTIONS]
@@ -464,7 +475,7 @@ class Round:
 
     def _validate_bets(self, bets: list[Bet], credits: dict[str, Decimal]) -> None:
         seen: set[tuple[str, int, str]] = set()
-        staked: Counter[str] = Counter()
+        staked: defaultdict[str, Decimal] = defaultdict(Decimal)
         for bet in bets:
             if bet.station not in credits:
                 raise EngineError("station has no credits", bet.station, bet.box)
@@ -900,6 +911,7 @@ class Round:
         stations = self.prompted_stations if station is None else [station]
         for name in stations:
             seat = self._seat(name)
+            hand: Hand | None
             while name in self._pending:
                 if self.phase is Phase.BONUS:
                     self._pick(seat, Action.PICK_1.value)  # a pick made for the station
@@ -956,7 +968,10 @@ class Round:
                 continue
             returned = "0.00"
             if bet.combination is not None:
-                bet.returned = offered.returned(bet.stake, offered[bet.combination])
+                pays = offered[bet.combination]
+                # Only a bonus combination lists multipliers, and those wait for the pick above.
+                assert isinstance(pays, Decimal)
+                bet.returned = offered.returned(bet.stake, pays)
                 seat.credits += bet.returned
                 returned = fmt(bet.returned)
             bet.settled = True
@@ -984,7 +999,7 @@ class Round:
                 event.box,
                 code="not_allowed",
             )
-        listed = self.paytables[bet.code][bet.combination]
+        listed = self._listed_multipliers(bet)
         if sorted(event.multipliers) != sorted(listed):
             raise EngineError(
                 f"the multipliers must be {', '.join(map(str, listed))} in some order",

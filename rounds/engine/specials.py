@@ -21,8 +21,10 @@ from .errors import EngineError
 
 # The special bets' [minimum, maximum]: one pair for all, or one per bet code.
 SpecialLimits = tuple[Decimal, Decimal] | Mapping[str, tuple[Decimal, Decimal] | None] | None
+# In For 6's three multipliers, one behind each pick of the bonus game.
+Multipliers = tuple[Decimal, Decimal, Decimal]
 # What a paytable pays for one combination: N (to 1), or In For 6's three multipliers.
-Pays = Decimal | tuple[Decimal, Decimal, Decimal]
+Pays = Decimal | Multipliers
 
 
 class SettleAt(StrEnum):
