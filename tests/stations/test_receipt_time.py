@@ -10,6 +10,7 @@ queues behind a gate the test holds), as a burst of hundreds of answers would ho
 import asyncio
 import threading
 from datetime import datetime
+from decimal import Decimal
 
 import pytest
 from channels.db import database_sync_to_async
@@ -60,7 +61,7 @@ def deal_to_the_first_decision(table: Table) -> Round:
     """Every station bets 10 on box 1 (common draw): 10 6 against a dealer 9, all asked."""
     round = writer.open_round(table)
     for station in table.stations.order_by("name"):
-        place_bets(station, [(1, "main", 10)])
+        place_bets(station, [(1, "main", Decimal("10"))])
     writer.close_bets(round.pk)
     for card in "TS 9D 6H 7C".split():
         writer.record(round.pk, CardDrawn(parse_card(card)))
