@@ -65,7 +65,19 @@ class TableHub:
         self.channel: str | None = None
         self.closed = False
         self._tasks: list[asyncio.Task] = []
+        self._rejoining: asyncio.Future | None = None
         self.started = asyncio.ensure_future(self._start())
+
+    async def rejoin(self) -> None:
+        """Add the hub to the table's group again (the membership may have been lost when
+        Redis restarted empty). Sockets joining at once share one ``group_add``: hundreds
+        of stations joining together must not take a Redis connection each."""
+        if self._rejoining is None or self._rejoining.done():
+            assert self.channel is not None  # the hub has started
+            self._rejoining = asyncio.ensure_future(
+                self.layer.group_add(table_group(self.table_id), self.channel)
+            )
+        await asyncio.shield(self._rejoining)
 
     async def _start(self) -> None:
         self.channel = await self.layer.new_channel()
@@ -188,7 +200,7 @@ async def join(socket: Socket, table_id: int, layer: Any, station: str | None = 
             hub.close()
             raise
         if not fresh:  # the membership may have been lost (Redis restarted empty)
-            await layer.group_add(table_group(table_id), hub.channel)
+            await hub.rejoin()
         if not hub.closed:  # else its last socket left while this one waited: a new hub
             hub.add(socket, station)
             return hub
