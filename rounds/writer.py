@@ -59,6 +59,22 @@ TIMED_NOTICES = ("prompt", "step")  # events that carry their step's deadline
 T = TypeVar("T")
 
 
+class TooLate(EngineError):
+    """An answer received after its step's deadline: the table's timeout answered for it.
+    Its refusal says when each was (the station's clock may differ from the server's)."""
+
+    def __init__(self, received_at: datetime, deadline: datetime, station: str | None = None):
+        self.received_at, self.deadline = received_at, deadline
+        super().__init__(
+            "this answer arrived after the step's deadline: the table's timeout answered",
+            station,
+            code="too_late",
+        )
+
+    def at(self, station: str | None = None, box: int | None = None) -> EngineError:
+        return TooLate(self.received_at, self.deadline, self.station or station)
+
+
 @dataclass
 class Live:
     """A round as this process knows it: the engine, the seated stations and the ledger keys
@@ -234,18 +250,16 @@ def record(round_id: int, event: Event, at: datetime | None = None) -> list[Noti
     server itself) the input counts as received now, and a late one first applies the
     step's timeout."""
     notices: list[Notice] = []
-    too_late = False
+    too_late: TooLate | None = None
     if not isinstance(event, Timeout):
         if at is not None and isinstance(event, Decision):
             step = Round.objects.only("deadline", "step_key").get(pk=round_id)
-            too_late = bool(step.step_key) and step.deadline is not None and at > step.deadline
+            if step.step_key and step.deadline is not None and at > step.deadline:
+                too_late = TooLate(at, step.deadline)
         # The expiry stands on its own: it is committed even if the late command is refused.
         notices = expire_if_late(round_id, at)
-    if too_late:
-        raise EngineError(
-            "this answer arrived after the step's deadline: the table's timeout answered",
-            code="too_late",
-        )
+    if too_late is not None:
+        raise too_late
     with transaction.atomic():
         round = Round.objects.select_for_update().get(pk=round_id)
         return notices + _record(round, event)

@@ -99,12 +99,13 @@ def handle(
 def _reply(client_id: str | None, error: EngineError | None, state: Any = None) -> dict[str, Any]:
     if error is None:
         return {"type": "reply", "client_id": client_id, "ok": True, "state": state}
-    return {
-        "type": "reply",
-        "client_id": client_id,
-        "ok": False,
-        "error": {"code": error.code, "message": error.line()},
-    }
+    refusal: dict[str, Any] = {"code": error.code, "message": error.line()}
+    if isinstance(error, writer.TooLate):  # when it arrived, by the server's clock
+        refusal |= {
+            "received_at": error.received_at.isoformat(),
+            "deadline": error.deadline.isoformat(),
+        }
+    return {"type": "reply", "client_id": client_id, "ok": False, "error": refusal}
 
 
 def _dispatch(station: Station, message: dict[str, Any], at: datetime) -> None:

@@ -12,7 +12,8 @@ from django.utils import timezone
 
 from rounds import receipts
 from rounds.recovery import server_connected
-from stations.commands import handle, station_state
+from stations import batches
+from stations.commands import station_state
 from stations.models import Station
 from tablehub.consumers import TableConsumer, client_id_of
 
@@ -86,7 +87,7 @@ class StationConsumer(TableConsumer):
             )
             return
         async with receipts.holding(self.table_id, self.received_at):
-            reply = await database_sync_to_async(handle)(self.station, content, self.received_at)
+            reply = await batches.submit(self.station, content, self.received_at)
         if not reply["ok"]:
             log.info("station %s: %s", self.station, reply["error"])
         await self.send_json(reply)

@@ -169,6 +169,8 @@ async def test_an_answer_received_after_the_deadline_is_too_late_and_the_timeout
     reply = await ask(ws, frames, {"type": "decide", "action": "hit", "client_id": "late"})
     assert not reply["ok"]
     assert reply["error"]["code"] == "too_late"
+    assert reply["error"]["deadline"] == round.deadline.isoformat()
+    assert datetime.fromisoformat(reply["error"]["received_at"]) > round.deadline
     kinds = await database_sync_to_async(
         lambda: list(
             RoundEvent.objects.filter(round_id=round.pk, seq__gt=round.last_seq)

@@ -1,0 +1,111 @@
+"""Group commit: the station messages that reach one table together are written together.
+
+Each server process keeps one batch per table. A message joins the table's batch; while a
+batch is being written (one transaction, on the database thread), the messages that arrive
+wait, and the next batch takes all of them at once. A lone message on a quiet table is
+written at once, so batching adds no wait. Inside a batch every message is handled as it
+would be alone (``stations.commands.handle``: its own savepoint, its own reply, idempotent
+by its client_id), in receipt order; the batch commits once, and only then are the replies
+returned and the table's events sent (on commit). If the batch fails as a whole (the
+database, not a refused message), each message is handled again on its own, so that one
+failure costs no other message its answer.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import weakref
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from channels.db import database_sync_to_async
+from django.db import transaction
+
+from stations.commands import handle
+from stations.models import Station
+
+log = logging.getLogger("tablehub.stations")
+
+
+def _loop() -> asyncio.AbstractEventLoop:
+    return asyncio.get_running_loop()
+
+
+@dataclass
+class Message:
+    station: Station
+    content: dict[str, Any]
+    received_at: datetime
+    reply: asyncio.Future = field(default_factory=lambda: _loop().create_future())
+
+
+def write(batch: list[Message]) -> list[dict[str, Any] | BaseException]:
+    """Handle a batch in one transaction; each message's reply (or the exception it raised,
+    when it had to be handled alone)."""
+    try:
+        with transaction.atomic():
+            return [handle(m.station, m.content, m.received_at) for m in batch]
+    except Exception:
+        if len(batch) > 1:
+            log.warning("a batch of %d messages failed: each is handled alone", len(batch))
+    results: list[dict[str, Any] | BaseException] = []
+    for message in batch:
+        try:
+            results.append(handle(message.station, message.content, message.received_at))
+        except Exception as exc:  # this message's own failure: its consumer answers it
+            results.append(exc)
+    return results
+
+
+class TableBatch:
+    """The messages of one table waiting to be written, in receipt order."""
+
+    def __init__(self) -> None:
+        self.waiting: list[Message] = []
+        self.writing: asyncio.Task | None = None
+        self.sizes: list[int] = []  # the last batches' sizes (for the benchmarks)
+
+    async def submit(self, message: Message) -> dict[str, Any]:
+        self.waiting.append(message)
+        if self.writing is None or self.writing.done():
+            self.writing = asyncio.ensure_future(self._write_all())
+        return await message.reply
+
+    async def _write_all(self) -> None:
+        while self.waiting:
+            batch, self.waiting = self.waiting, []
+            self.sizes = (self.sizes + [len(batch)])[-100:]
+            try:
+                results = await database_sync_to_async(write)(batch)
+            except BaseException as exc:  # the database thread itself failed
+                results = [exc] * len(batch)
+            for message, result in zip(batch, results, strict=True):
+                if message.reply.done():
+                    continue
+                if isinstance(result, BaseException):
+                    message.reply.set_exception(result)
+                else:
+                    message.reply.set_result(result)
+
+
+# A batch belongs to the event loop its messages came in on (the server's; tests make more).
+_BATCHES: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[int, TableBatch]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def table_batch(table_id: int) -> TableBatch:
+    """This loop's batch of the table."""
+    batches = _BATCHES.setdefault(asyncio.get_running_loop(), {})
+    batch = batches.get(table_id)
+    if batch is None:
+        batch = batches[table_id] = TableBatch()
+    return batch
+
+
+async def submit(station: Station, content: dict[str, Any], received_at: datetime) -> dict:
+    """Write one station message with whatever else reached its table meanwhile; its reply,
+    once the batch that holds it is committed."""
+    return await table_batch(station.table_id).submit(Message(station, content, received_at))

@@ -1,0 +1,97 @@
+"""Group commit (stations/batches.py): the messages that reach a table together are written
+in one transaction, each with its own reply, idempotent by client_id within a batch and
+across batches; a lone message on a quiet table is written at once; a batch that fails as a
+whole costs no other message its answer."""
+
+import asyncio
+
+import pytest
+from channels.db import database_sync_to_async
+from django.db import connections
+from django.utils import timezone
+
+from rounds.models import RoundEvent
+from stations import batches
+from stations.models import Station, StationCommand
+from tests.stations.test_receipt_time import (  # the same table: twelve stations on box 1
+    STATIONS,
+    HeldBack,
+    deal_to_the_first_decision,
+    join,
+    table,  # noqa: F401 (a fixture)
+)
+
+
+@pytest.fixture(autouse=True)
+async def _close_the_consumers_connection():
+    yield
+    await database_sync_to_async(connections.close_all)()
+
+
+async def reply_to(ws, client_id: str) -> dict:
+    while True:
+        frame = await ws.receive_json_from(timeout=10)
+        if frame.get("type") == "reply" and frame.get("client_id") == client_id:
+            return frame
+
+
+@pytest.mark.django_db(transaction=True)
+async def test_messages_that_arrive_together_are_one_batch_each_with_its_own_reply(table):  # noqa: F811
+    await database_sync_to_async(deal_to_the_first_decision)(table)
+    sockets = [await join(table, f"s{n:02d}") for n in range(STATIONS)]
+    s00_again, _ = await join(table, "s00")  # the same station on a second socket
+    held = HeldBack()
+    server = await held.hold()
+    s00, s01 = sockets[0][0], sockets[1][0]
+    await s00.send_json_to({"type": "decide", "action": "stand", "client_id": "a"})
+    await s00_again.send_json_to({"type": "decide", "action": "stand", "client_id": "a"})
+    await s01.send_json_to({"type": "decide", "action": "fly", "client_id": "b"})  # refused
+    for n, (ws, _frames) in enumerate(sockets[2:], start=2):
+        await ws.send_json_to({"type": "decide", "action": "hit", "client_id": f"c{n}"})
+    await asyncio.sleep(0.2)  # every frame is in, waiting behind the held database thread
+    held.release()
+    await server
+    first, again = await reply_to(s00, "a"), await reply_to(s00_again, "a")
+    refused = await reply_to(s01, "b")
+    others = [await reply_to(ws, f"c{n}") for n, (ws, _) in enumerate(sockets[2:], start=2)]
+    assert first["ok"] and "resent" not in first
+    assert again["ok"] and again["resent"] is True  # the same client_id within the batch
+    assert again["state"] == first["state"]
+    assert not refused["ok"] and refused["error"]["code"] == "unknown_action"
+    assert [r["ok"] for r in others] == [True] * (STATIONS - 2)
+    batch = batches.table_batch(table.pk)
+    assert batch.sizes[-1] == STATIONS + 1  # every message came together: one transaction
+    decisions = await database_sync_to_async(
+        lambda: list(
+            RoundEvent.objects.filter(kind="decision")
+            .order_by("seq")
+            .values_list("payload__station", "payload__action")
+        )
+    )()
+    assert decisions == [("s00", "stand")] + [(f"s{n:02d}", "hit") for n in range(2, STATIONS)]
+    # Across batches too: the same client_id again is answered from the stored reply.
+    await s00.send_json_to({"type": "decide", "action": "stand", "client_id": "a"})
+    assert (await reply_to(s00, "a"))["resent"] is True
+    assert batch.sizes[-1] == 1  # a lone message on a quiet table is written at once
+    for ws, _frames in sockets:
+        await ws.disconnect()
+    await s00_again.disconnect()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_batch_that_fails_as_a_whole_answers_every_other_message(table):  # noqa: F811
+    async def build() -> list[batches.Message]:
+        now = timezone.now()
+        s00 = await database_sync_to_async(Station.objects.get)(table=table, name="s00")
+        ghost = Station(pk=10**6, table=table, name="ghost")  # removed meanwhile: no row
+        return [
+            batches.Message(s00, {"type": "state", "client_id": "x"}, now),
+            batches.Message(ghost, {"type": "state", "client_id": "y"}, now),
+            batches.Message(s00, {"type": "state", "client_id": "z"}, now),
+        ]
+
+    messages = asyncio.run(build())
+    results = batches.write(messages)
+    assert [r["ok"] for r in (results[0], results[2])] == [True, True]
+    assert isinstance(results[1], Exception)
+    assert StationCommand.objects.filter(station__name="s00").count() == 2
