@@ -205,15 +205,23 @@ def post_round_items(
     """Post each item of ``items`` the books do not hold yet (stakes negative, returns
     positive); an item whose first key a correction took back is written under the event
     ``seq`` that writes it again. Returns how many movements were written."""
-    movements = []
-    for item, amount in items.items():
-        if item in books.now:
-            continue
-        key = EntryKey(item, revision=seq if item in books.taken else 0)
-        movements.append((stations[item.station], _kind(amount), amount, key))
-        books.now[item] = (key, amount)
-        books.taken.add(item)
+    movements = [
+        _written(books, stations, item, amount, seq)
+        for item, amount in items.items()
+        if item not in books.now
+    ]
     return _post(round, movements)
+
+
+def _written(
+    books: RoundBooks, stations: Mapping[str, Station], item: ItemKey, amount: Decimal, seq: int
+) -> tuple[Station, str, Decimal, Key]:
+    """The movement that writes ``item`` (again, under ``seq``, if its first key is taken),
+    entered in the books."""
+    key = EntryKey(item, revision=seq if item in books.taken else 0)
+    books.now[item] = (key, amount)
+    books.taken.add(item)
+    return (stations[item.station], _kind(amount), amount, key)
 
 
 def bring_round_to(
@@ -227,7 +235,7 @@ def bring_round_to(
     written, an entry the corrected round no longer has, or has with another amount, is
     taken back (same kind, opposite amount) and the new amount written under the
     correction's ``seq``. Returns how many movements were written."""
-    movements = []
+    movements: list[tuple[Station, str, Decimal, Key]] = []
     for item in sorted(set(books.now) | set(items), key=lambda i: i.text()):
         held = books.now.get(item)
         amount = items.get(item)
@@ -239,10 +247,7 @@ def bring_round_to(
             movements.append((station, _kind(was), -was, replace(key, reversal=True)))
             del books.now[item]
         if amount is not None:
-            key = EntryKey(item, revision=seq if item in books.taken else 0)
-            movements.append((stations[item.station], _kind(amount), amount, key))
-            books.now[item] = (key, amount)
-            books.taken.add(item)
+            movements.append(_written(books, stations, item, amount, seq))
     return _post(round, movements)
 
 
