@@ -53,11 +53,12 @@ ORIGIN = "http://127.0.0.1"
 SPECIALS = ("21+3", "pair", "lucky_ladies", "bust", "in_for_6")
 CHIPS = ("1", "5", "25", "100")
 # Refusals a well-behaved station meets at a busy table (late, broke, nothing to repeat, a
-# question already answered by its timer) and the ones its deliberate mistakes earn.
+# question already answered by its timer) and the ones its deliberate mistakes earn (its
+# special bets' stakes are drawn apart from the main bet's: a bust bet may exceed it).
 EXPECTED = {
-    "bets_closed", "no_bets", "insufficient_credits", "not_your_turn", "bets_on_table",
-    "above_maximum", "below_minimum", "bad_amount", "invalid", "not_allowed", "round_over",
-    "rate_limited",
+    "bets_closed", "no_bets", "insufficient_credits", "not_your_turn", "too_late",
+    "bets_on_table", "above_maximum", "below_minimum", "bad_amount", "invalid", "not_allowed",
+    "round_over", "rate_limited", "bust_above_main", "special_above_main",
 }  # fmt: skip
 
 

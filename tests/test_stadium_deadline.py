@@ -17,6 +17,7 @@ from decimal import Decimal
 import pytest
 import websockets
 from channels.db import database_sync_to_async
+from django.conf import settings
 from django.db import connection, connections
 from django.utils import timezone
 from websockets.typing import Origin
@@ -49,7 +50,9 @@ async def _close_the_servers_connection():
 def stadium(transactional_db, settings):
     from rounds.live_replay import in_process_server  # starts daphne (Twisted) once
 
-    settings.TABLEHUB_TIMERS = "inprocess"  # the table's own timer fires at the deadline
+    # No betting timer (bets close by hand here; one would outlive the test): the decision
+    # step's timer is armed when the cards are dealt (``deal``).
+    settings.TABLEHUB_TIMERS = "none"
     jurisdiction = Jurisdiction.objects.create(code="wa", name="Washington")
     table = Table.objects.create(name="stadium", jurisdiction=jurisdiction)
     TableConfig.objects.create(
@@ -120,6 +123,7 @@ def deal(table: Table) -> Round:
     for station in table.stations.order_by("name"):
         place_bets(station, [(1, "main", Decimal("10"))])
     writer.close_bets(round.pk)
+    settings.TABLEHUB_TIMERS = "inprocess"  # the decision step's own timer fires at its deadline
     for card in "TS 9D 6H 7C".split():  # 16 against a dealer 9: every station is asked
         writer.record(round.pk, CardDrawn(parse_card(card)))
     try:
