@@ -54,6 +54,7 @@ DEFAULT_TIMER_SECONDS = 15
 HALTED = "halted:"
 VIDEO_CARD_SECONDS = 0.8  # a video table deals each card this long after it is wanted
 RECHECK_SECONDS = 0.05  # an expiry waiting for commands received in time tries again then
+REGISTER_GRACE_SECONDS = 0.1  # from a frame's stamp to its receipt in the register, at most
 TIMED_NOTICES = ("prompt", "step")  # events that carry their step's deadline
 
 T = TypeVar("T")
@@ -63,7 +64,9 @@ class TooLate(EngineError):
     """An answer received after its step's deadline: the table's timeout answered for it.
     Its refusal says when each was (the station's clock may differ from the server's)."""
 
-    def __init__(self, received_at: datetime, deadline: datetime, station: str | None = None):
+    def __init__(
+        self, received_at: datetime, deadline: datetime | None, station: str | None = None
+    ) -> None:
         self.received_at, self.deadline = received_at, deadline
         super().__init__(
             "this answer arrived after the step's deadline: the table's timeout answered",
@@ -262,7 +265,15 @@ def record(round_id: int, event: Event, at: datetime | None = None) -> list[Noti
         raise too_late
     with transaction.atomic():
         round = Round.objects.select_for_update().get(pk=round_id)
-        return notices + _record(round, event)
+        try:
+            return notices + _record(round, event)
+        except EngineError as exc:
+            if at is not None and isinstance(event, Decision) and exc.code == "not_your_turn":
+                # Its step timed out while the answer waited: late, not out of turn.
+                timed_out = round.events.filter(kind=RoundEvent.Kind.TIMEOUT, created_at__gt=at)
+                if timed_out.exists():
+                    raise TooLate(at, None, exc.station) from None
+            raise
 
 
 def _record(round: Round, event: Event) -> list[Notice]:
@@ -290,11 +301,16 @@ def expire(round_id: int, step_key: str) -> list[Notice]:
         if round is None or not step_key or round.step_key != step_key or is_halted(round):
             return []  # already answered, halted, or gone (a removed replay table)
         now = timezone.now()
-        if round.deadline is not None and receipts.waiting_before(
-            round.table_id, round.deadline, now
-        ):
-            timers.schedule(round.pk, step_key, now + timedelta(seconds=RECHECK_SECONDS))
-            return []
+        if round.deadline is not None:
+            grace_until = round.deadline + timedelta(seconds=REGISTER_GRACE_SECONDS)
+            if round.deadline <= now < grace_until:
+                # A frame stamped just before the deadline may not be registered yet (its
+                # process is writing it to Redis): give it that moment.
+                timers.schedule(round.pk, step_key, grace_until)
+                return []
+            if receipts.waiting_before(round.table_id, round.deadline, now):
+                timers.schedule(round.pk, step_key, now + timedelta(seconds=RECHECK_SECONDS))
+                return []
         if round.phase == Round.Phase.BETTING:
             return _close_bets(round)
         return _record(round, Timeout())

@@ -101,10 +101,9 @@ def _reply(client_id: str | None, error: EngineError | None, state: Any = None) 
         return {"type": "reply", "client_id": client_id, "ok": True, "state": state}
     refusal: dict[str, Any] = {"code": error.code, "message": error.line()}
     if isinstance(error, writer.TooLate):  # when it arrived, by the server's clock
-        refusal |= {
-            "received_at": error.received_at.isoformat(),
-            "deadline": error.deadline.isoformat(),
-        }
+        refusal["received_at"] = error.received_at.isoformat()
+        if error.deadline is not None:
+            refusal["deadline"] = error.deadline.isoformat()
     return {"type": "reply", "client_id": client_id, "ok": False, "error": refusal}
 
 

@@ -118,7 +118,9 @@ def expire_from_elsewhere(round_id: int, step_key: str) -> list:
 
 
 async def wait_until(moment: datetime) -> None:
-    await asyncio.sleep(max((moment - timezone.now()).total_seconds(), 0) + 0.05)
+    """Until after ``moment`` and the expiry's grace for a frame's registration."""
+    grace = writer.REGISTER_GRACE_SECONDS
+    await asyncio.sleep(max((moment - timezone.now()).total_seconds(), 0) + grace + 0.05)
 
 
 @pytest.mark.django_db(transaction=True)
@@ -206,4 +208,27 @@ async def test_ping_answers_with_the_servers_time_before_and_after_joining(table
     reply = await ws.receive_json_from(timeout=5)
     assert reply["ok"] and reply["client_id"] == "p1"
     assert abs((timezone.now() - datetime.fromisoformat(reply["server_time"])).total_seconds()) < 5
+    await ws.disconnect()
+
+
+@pytest.mark.django_db(transaction=True)
+async def test_an_answer_that_waited_while_its_step_timed_out_is_too_late(table):
+    round = await database_sync_to_async(deal_to_the_first_decision)(table)
+    assert round.deadline is not None
+    ws, frames = await join(table, "s00")
+    held = HeldBack()
+    server = await held.hold()
+    await wait_until(round.deadline)
+    await ws.send_json_to({"type": "decide", "action": "hit", "client_id": "late"})
+    await asyncio.sleep(0.1)  # received after the deadline, waiting behind the held thread
+    # The timer, in another process, finds no answer received in time: the timeout answers.
+    assert await asyncio.to_thread(expire_from_elsewhere, round.pk, round.step_key) != []
+    held.release()
+    await server
+    while True:
+        reply = await ws.receive_json_from(timeout=10)
+        if reply.get("type") == "reply" and reply.get("client_id") == "late":
+            break
+    assert reply["error"]["code"] == "too_late"  # not "not_your_turn": its step timed out
+    assert datetime.fromisoformat(reply["error"]["received_at"]) > round.deadline
     await ws.disconnect()
