@@ -94,8 +94,10 @@ def epoch(iso: str) -> float:
     return datetime.fromisoformat(iso).timestamp()
 
 
-# The client's wall clock from its perf_counter stamps (the same rate over a run).
-WALL_MINUS_PERF = time.time() - time.perf_counter()
+def wall(stamp: float) -> float:
+    """The client's wall clock (the server's clock is read against it) at the recent
+    perf_counter moment ``stamp``."""
+    return stamp + time.time() - time.perf_counter()
 
 
 # --- the client, the same for both servers ---------------------------------------------------
@@ -196,6 +198,37 @@ async def server_clock_offset(station: Station, pings: int = 5) -> tuple[float, 
     return best
 
 
+async def probe_receipt_lag(
+    probe: Station, deadline: float, offset: float, span: tuple[float, float], every: float
+) -> list[tuple[float, float]]:
+    """Ping the server from ``span[0]`` before ``deadline`` to ``span[1]`` after it (server
+    clock), one ping at a time, one every ``every`` seconds at most: for each ping, when it
+    was sent relative to the deadline and how much later the server read its clock for the
+    reply (the ping's ``server_time``; the server stamps a frame's receipt the same way, just
+    before). Bounded by the span's length over ``every`` pings."""
+    lags: list[tuple[float, float]] = []
+    await asyncio.sleep(max(0.0, deadline - span[0] - offset - time.time()))
+    for k in range(int((span[0] + span[1]) / every) + 1):
+        sent, sent_server = time.perf_counter(), time.time() + offset
+        if sent_server > deadline + span[1]:
+            break
+        await probe.ws.send(json.dumps({"type": "ping", "client_id": f"lag{k}"}))
+        _, frame = await probe.reply(f"lag{k}", 30.0)
+        lags.append((sent_server - deadline, epoch(frame["server_time"]) - sent_server))
+        await asyncio.sleep(max(0.0, sent + every - time.perf_counter()))
+    return lags
+
+
+def lag_report(lags: list[tuple[float, float]]) -> list[str]:
+    before = [lag for at, lag in lags if at <= 0]
+    lines = []
+    if before:
+        lines.append(summary("receipt lag of pings sent in the last second", before))
+    series = " ".join(f"{lag * 1000:.0f}" for at, lag in lags if -0.5 <= at <= 0.3)
+    lines.append(f"  ping by ping, from 500 ms before to 300 ms after the deadline: {series} ms")
+    return lines
+
+
 @dataclass
 class Answer:
     station: str
@@ -226,11 +259,11 @@ async def answer_in_window(
     )
     event = frame["event"]
     deadline, server_time = epoch(event["deadline"]), epoch(event["server_time"])
-    prompt_late = stamp + WALL_MINUS_PERF + offset - server_time
-    believed = server_time - (stamp + WALL_MINUS_PERF) if clock == "prompt" else offset
-    send_at = deadline - before_deadline - believed - WALL_MINUS_PERF  # perf_counter
-    await asyncio.sleep(max(0.0, send_at - time.perf_counter()))
-    sent = time.perf_counter()
+    arrived = wall(stamp)
+    prompt_late = arrived + offset - server_time
+    believed = server_time - arrived if clock == "prompt" else offset
+    await asyncio.sleep(max(0.0, deadline - before_deadline - believed - time.time()))
+    sent, sent_wall = time.perf_counter(), time.time()
     await station.ws.send(json.dumps({"type": "decide", "client_id": "d2", "action": "stand"}))
     replied, reply = await station.reply("d2", limit)
     code = "" if reply.get("ok") else reply["error"]["code"]
@@ -238,18 +271,21 @@ async def answer_in_window(
         station.name,
         deadline,
         prompt_late,
-        sent + WALL_MINUS_PERF + offset,
+        sent_wall + offset,
         replied - sent,
         bool(reply.get("ok")),
         code,
     )
 
 
-def answered_by_timeout(round_id: int, prompted: set[str]) -> tuple[set[str], set[str]]:
+def answered_by_timeout(
+    round_id: int, prompted: set[str]
+) -> tuple[set[str], set[str], float | None]:
     """From the round's event log: the prompted stations a timeout answered for (those still
-    asked when a ``timeout`` event was applied), and the stations whose decision was
-    applied."""
-    from rounds.models import RoundEvent
+    asked when a ``timeout`` event was applied), the stations whose decision was applied,
+    and when the round was settled (epoch seconds; here the step's last answer or its
+    timeout settles it)."""
+    from rounds.models import Round, RoundEvent
 
     decided: set[str] = set()
     timed_out: set[str] = set()
@@ -263,7 +299,18 @@ def answered_by_timeout(round_id: int, prompted: set[str]) -> tuple[set[str], se
             timed_out |= prompted - decided
         elif payload["station"] not in decided:
             timed_out.add(payload["station"])
-    return timed_out, decided
+    settled = Round.objects.values_list("settled_at", flat=True).get(pk=round_id)
+    return timed_out, decided, settled.timestamp() if settled is not None else None
+
+
+def round_deadline(round_id: int) -> float:
+    """The round's current step deadline (epoch seconds)."""
+    from rounds.models import Round
+
+    deadline = Round.objects.values_list("deadline", flat=True).get(pk=round_id)
+    if deadline is None:
+        raise RuntimeError(f"round {round_id} has no deadline")
+    return deadline.timestamp()
 
 
 def wait_until_ended(round_id: int, limit: float) -> str:
@@ -280,7 +327,9 @@ def wait_until_ended(round_id: int, limit: float) -> str:
     return phase
 
 
-def deadline_report(answers: list[Answer], timed_out: set[str], decided: set[str]) -> list[str]:
+def deadline_report(
+    answers: list[Answer], timed_out: set[str], decided: set[str], settled: float | None
+) -> list[str]:
     on_time = [a for a in answers if a.sent <= a.deadline]
     late = [a for a in answers if a.sent > a.deadline]
     refused_on_time = [a for a in on_time if not a.ok]
@@ -306,6 +355,10 @@ def deadline_report(answers: list[Answer], timed_out: set[str], decided: set[str
             f" ({refusals(Counter(a.code for a in late if not a.ok))},"
             f" {sum(a.ok for a in late)} accepted)"
         )
+    if settled is not None and answers:
+        how = "by the timeout" if timed_out else "by the last answer"
+        after = (settled - answers[0].deadline) * 1000
+        lines.append(f"the round was settled ({how}) {after:.0f} ms after the deadline")
     odd = [a.station for a in answers if a.ok and a.station not in decided]
     if odd:
         lines.append(f"accepted but not in the event log: {len(odd)}")
@@ -477,7 +530,9 @@ async def measure(
         if refused:
             raise RuntimeError(f"bets of the deadline round {refusals(refused)}")
         await sync_to_async(writer.expire)(round_id, "betting")
-        offset, rtt = await server_clock_offset(stations[0])
+        # The probe: a socket that only pings (no join), for the server's receipt lag.
+        probe = Station(await websockets.connect(f"{url}/station/", origin=origin), "probe")
+        offset, rtt = await server_clock_offset(probe)
         result["clock"] = (offset, rtt)
         rng = random.Random(options.seed)
         gc.collect()
@@ -497,14 +552,18 @@ async def measure(
                 for station in stations
             ]
             await deal(round_id)
+            deadline = await sync_to_async(round_deadline)(round_id)
+            lags = await probe_receipt_lag(probe, deadline, offset, (1.0, 0.3), 0.05)
             answers = await asyncio.gather(*answering)
         finally:
             gc.enable()
+        result["lags"] = lag_report(lags)
+        await probe.ws.close()
         phase = await sync_to_async(wait_until_ended)(round_id, slow)
         if phase != "settled":
             raise RuntimeError(f"the deadline round {round_id} is {phase}")
-        timed_out, decided = await sync_to_async(answered_by_timeout)(round_id, set(names))
-        result["deadline"] = deadline_report(answers, timed_out, decided)
+        log = await sync_to_async(answered_by_timeout)(round_id, set(names))
+        result["deadline"] = deadline_report(answers, *log)
 
     for station in stations:
         await station.ws.close()
@@ -669,7 +728,7 @@ def run(n: int, options: Options, env: dict[str, str], timers: str) -> None:
             f" by the {options.clock}'s clock (server clock - client clock by ping"
             f" {offset * 1000:+.2f} ms, round trip {rtt * 1000:.2f} ms)"
         )
-        for line in result["deadline"]:
+        for line in result["deadline"] + result["lags"]:
             print(f"    {line}")
     print(f"  ({time.monotonic() - started:.0f} s for this N)", flush=True)
 
