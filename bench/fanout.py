@@ -383,10 +383,11 @@ def set_up_table(stations: int) -> tuple[int, list[str]]:
     from tablehub.models import Jurisdiction, Table, TableConfig
 
     call_command("migrate", verbosity=0)  # the same database for every N of one run
+    tag = f"{stations}-{time.time_ns()}"  # a DATABASE_URL database keeps earlier runs' tables
     jurisdiction = Jurisdiction.objects.create(
-        code=f"bench{stations}", name="Bench", max_decision_seconds=120
+        code=f"bench{tag}", name="Bench", max_decision_seconds=120
     )
-    table = Table.objects.create(name=f"bench-{stations}", jurisdiction=jurisdiction)
+    table = Table.objects.create(name=f"bench-{tag}", jurisdiction=jurisdiction)
     table.set_reader_key("reader")
     table.save()
     TableConfig.objects.create(
