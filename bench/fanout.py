@@ -2,7 +2,7 @@
 
     .venv/bin/python bench/fanout.py [--stations 50 200 500] [--scans 50]
         [--modes fanout decisions bets deadline] [--window-ms 500] [--decision-timer 5]
-        [--clock prompt|ping] [--seed 1]
+        [--clock prompt|ping] [--seed 1] [--gc-log]
 
 For each N: starts daphne on 127.0.0.1 (embedded default: SQLite, in-memory channel layer;
 with REDIS_URL set, the Redis layer), connects N stations over real websockets (the
@@ -30,6 +30,9 @@ server's resident memory is read before and after: per station), and opens a rou
   production. Reported: the time from each answer sent to its reply, and the on-time
   decisions lost: answers sent at or before the deadline (server's clock) that were refused,
   or that the round's event log shows answered by the step's timeout instead.
+
+With ``--gc-log`` the server runs with its garbage collections logged, and the report lists
+those around the deadline (a collection stops the server's event loop: frames wait unstamped).
 
 The bets and the decision burst happen whatever ``--modes`` says (the round needs them);
 ``--modes`` chooses what is reported and whether the scans and the deadline round run.
@@ -429,6 +432,7 @@ class Options:
     decision_timer: float  # seconds
     clock: str  # how a station knows the server's clock: "prompt" or "ping"
     seed: int
+    gc_log: bool  # the server logs its garbage collections (``logged_server``)
 
 
 async def measure(
@@ -554,6 +558,7 @@ async def measure(
             ]
             await deal(round_id)
             deadline = await sync_to_async(round_deadline)(round_id)
+            result["deadline_at"] = deadline
             lags = await probe_receipt_lag(probe, deadline, offset, (1.0, 0.3), 0.05)
             answers = await asyncio.gather(*answering)
         finally:
@@ -671,11 +676,78 @@ def start_worker(env: dict[str, str]) -> subprocess.Popen:
     )
 
 
+def logged_server(log_path: str, daphne_args: list[str]) -> None:
+    """Daphne with arguments ``daphne_args``, its garbage collections logged to ``log_path``
+    (every generation-2 collection, and any other over 10 ms): one line each, the wall-clock
+    time it ended, the generation, the seconds it took."""
+    import gc
+
+    from daphne.cli import CommandLineInterface
+
+    log = open(log_path, "w", buffering=1)  # open for as long as the server runs
+    began = [0.0]
+
+    def note(phase: str, info: dict[str, int]) -> None:
+        if phase == "start":
+            began[0] = time.perf_counter()
+            return
+        took = time.perf_counter() - began[0]
+        if info["generation"] == 2 or took > 0.01:
+            log.write(f"{time.time():.4f} {info['generation']} {took:.4f}\n")
+
+    gc.callbacks.append(note)
+    sys.argv = ["daphne", *daphne_args]
+    CommandLineInterface.entrypoint()
+
+
+def gc_report(log_path: Path, deadline: float | None) -> list[str]:
+    """The server's logged collections: how many of generation 2 and the longest, and those
+    that overlapped the second before the deadline (or the half second after it)."""
+    rows = []
+    for line in log_path.read_text().splitlines():
+        end, generation, took = line.split()
+        rows.append((float(end), int(generation), float(took)))
+    full = [took for _, generation, took in rows if generation == 2]
+    lines = [
+        f"server's generation-2 collections in this N's run: {len(full)},"
+        f" the longest {max(full, default=0.0) * 1000:.1f} ms"
+    ]
+    if deadline is not None:
+        near = [
+            f"gen{generation} {took * 1000:.0f} ms from {(end - took - deadline) * 1000:+.0f}"
+            f" to {(end - deadline) * 1000:+.0f} ms"
+            for end, generation, took in rows
+            if end >= deadline - 1.0 and end - took <= deadline + 0.5
+        ]
+        lines.append("  collections around the deadline: " + ("; ".join(near) if near else "none"))
+    return lines
+
+
 def run(n: int, options: Options, env: dict[str, str], timers: str) -> None:
     started = time.monotonic()
     table_id, names = set_up_table(n)
     port, reference_port = free_port(), free_port()
-    server = start_daphne(port, env)
+    gc_log = Path(tempfile.mkdtemp(prefix="tablehub-gc-")) / "gc.log"
+    if options.gc_log:
+        server = subprocess.Popen(
+            [
+                sys.executable,
+                __file__,
+                "--gc-logged-server",
+                str(gc_log),
+                "-b",
+                "127.0.0.1",
+                "-p",
+                str(port),
+                "tablehub.asgi:application",
+            ],
+            cwd=ROOT,
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+    else:
+        server = start_daphne(port, env)
     processes = [server]
     processes.append(
         subprocess.Popen(
@@ -731,12 +803,18 @@ def run(n: int, options: Options, env: dict[str, str], timers: str) -> None:
         )
         for line in result["deadline"] + result["lags"]:
             print(f"    {line}")
+    if options.gc_log:
+        for line in gc_report(gc_log, result.get("deadline_at")):
+            print(f"  {line}")
     print(f"  ({time.monotonic() - started:.0f} s for this N)", flush=True)
 
 
 def main() -> None:
     if len(sys.argv) == 3 and sys.argv[1] == "--reference-server":
         reference_server(int(sys.argv[2]))
+        return
+    if len(sys.argv) > 3 and sys.argv[1] == "--gc-logged-server":
+        logged_server(sys.argv[2], sys.argv[3:])
         return
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--stations", type=int, nargs="+", default=[50, 200, 500])
@@ -759,6 +837,11 @@ def main() -> None:
         " from the server's clock as ping measured it (ping)",
     )
     parser.add_argument("--seed", type=int, default=1, help="deadline mode: answer moments")
+    parser.add_argument(
+        "--gc-log",
+        action="store_true",
+        help="the server logs its garbage collections; report those around the deadline",
+    )
     args = parser.parse_args()
     options = Options(
         args.scans,
@@ -767,6 +850,7 @@ def main() -> None:
         args.decision_timer,
         args.clock,
         args.seed,
+        args.gc_log,
     )
     env, timers = bench_environment()
     for n in args.stations:
