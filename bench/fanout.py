@@ -1,16 +1,41 @@
-"""Fan-out: how fast a scanned card reaches every station, and decisions under load.
+"""Fan-out: how fast a scanned card reaches every station; bets and decisions under load.
 
     .venv/bin/python bench/fanout.py [--stations 50 200 500] [--scans 50]
+        [--modes fanout decisions bets deadline] [--window-ms 500] [--decision-timer 5]
+        [--clock prompt|ping] [--seed 1] [--gc-log]
 
 For each N: starts daphne on 127.0.0.1 (embedded default: SQLite, in-memory channel layer;
-with REDIS_URL set, the Redis layer), connects N stations over real websockets, opens a
-round with every station betting, and has the card reader send ``--scans`` burn cards one
-by one: the fan-out time of a scan is from sending it to the moment the last station has
-the event. The reference for what this machine can do, a minimal broadcast server written
-with the ``websockets`` library alone, runs beside it with N stations of its own on the
-same client, and the two take turns scan by scan, so that the rest of the machine's load
-falls on both alike and their ratio means something on a noisy machine. Then the deal, and
-all N stations decide at once: the time from each decision sent to its reply.
+with REDIS_URL set, the Redis layer), connects N stations over real websockets (the
+server's resident memory is read before and after: per station), and opens a round.
+
+* ``bets``, the bet burst: all N stations place a bet at once; the time from each bet sent
+  to its reply.
+* ``fanout``: the card reader sends ``--scans`` burn cards one by one: the fan-out time of
+  a scan is from sending it to the moment the last station has the event. The reference
+  for what this machine can do, a minimal broadcast server written with the ``websockets``
+  library alone, runs beside it with N stations of its own on the same client, and the two
+  take turns scan by scan, so that the rest of the machine's load falls on both alike and
+  their ratio means something on a noisy machine.
+* ``decisions``, the decision burst: the deal, and all N stations decide at once: the time
+  from each decision sent to its reply.
+* ``deadline``: a second round with a decision timer of ``--decision-timer`` seconds, every
+  station on the same box (common draw). Each station answers at a uniformly random moment
+  in the last ``--window-ms`` before its prompt's ``deadline``, counting down from the
+  prompt's ``server_time`` as a station does (``--clock prompt``; a prompt that arrives late
+  makes the countdown late by as much), or by the server's clock as ``ping`` measured it
+  (``--clock ping``). Whether an answer left on time is judged by the server's clock (from
+  ``ping``; on 127.0.0.1 the two processes read the same clock). The server's own timer
+  expires the step
+  (TABLEHUB_TIMERS=inprocess, or with REDIS_URL a Celery worker the bench starts), as in
+  production. Reported: the time from each answer sent to its reply, and the on-time
+  decisions lost: answers sent at or before the deadline (server's clock) that were refused,
+  or that the round's event log shows answered by the step's timeout instead.
+
+With ``--gc-log`` the server runs with its garbage collections logged, and the report lists
+those around the deadline (a collection stops the server's event loop: frames wait unstamped).
+
+The bets and the decision burst happen whatever ``--modes`` says (the round needs them);
+``--modes`` chooses what is reported and whether the scans and the deadline round run.
 """
 
 from __future__ import annotations
@@ -20,20 +45,30 @@ import asyncio
 import gc
 import json
 import os
+import random
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
+from collections import Counter
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from bench.loopback import start_daphne  # noqa: E402
 from tablehub.loopback import free_port, wait_for_port  # noqa: E402
+
+MODES = ("fanout", "decisions", "bets", "deadline")
+# The 8-deck shoe in order; the burns of the fan-out come from it.
+BURN_CARDS = [rank + suit for suit in "SHDC" for rank in "23456789TJQKA"] * 8
+DEAL = ("TH", "9C", "7D", "KD")  # box 1: T 7 (17, asked); dealer 9, K in the hole (19)
+TIMERS = {"betting": 60, "decision": 60}  # the first round's: no timer fires in it
 
 
 def percentile(values: list[float], p: float) -> float:
@@ -49,12 +84,32 @@ def summary(label: str, seconds: list[float]) -> str:
     )
 
 
+def rss_kib(pid: int) -> int:
+    """The resident memory of process ``pid``, KiB (Linux)."""
+    with open(f"/proc/{pid}/status") as status:
+        for line in status:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1])
+    raise RuntimeError(f"process {pid} has no VmRSS")
+
+
+def epoch(iso: str) -> float:
+    return datetime.fromisoformat(iso).timestamp()
+
+
+def wall(stamp: float) -> float:
+    """The client's wall clock (the server's clock is read against it) at the recent
+    perf_counter moment ``stamp``."""
+    return stamp + time.time() - time.perf_counter()
+
+
 # --- the client, the same for both servers ---------------------------------------------------
 
 
 class Station:
-    def __init__(self, ws) -> None:
+    def __init__(self, ws, name: str = "") -> None:
         self.ws = ws
+        self.name = name
         self.inbox: asyncio.Queue = asyncio.Queue()
         self.reader = asyncio.create_task(self._read())
 
@@ -63,11 +118,16 @@ class Station:
             self.inbox.put_nowait((time.perf_counter(), json.loads(text)))
 
     async def next(self, test, limit: float = 30.0) -> tuple[float, dict]:
+        """The first frame that passes ``test`` (frames before it are dropped), and the
+        perf_counter moment it arrived."""
         deadline = time.perf_counter() + limit
         while True:
             stamp, frame = await asyncio.wait_for(self.inbox.get(), deadline - time.perf_counter())
             if test(frame):
                 return stamp, frame
+
+    async def reply(self, client_id: str, limit: float = 30.0) -> tuple[float, dict]:
+        return await self.next(lambda f: f.get("client_id") == client_id, limit)
 
 
 class Target(NamedTuple):
@@ -100,6 +160,217 @@ async def fan_out(targets: list[Target], scans: int) -> list[list[float]]:
     return times
 
 
+async def burst(
+    stations: list[Station], message: dict[str, Any], limit: float
+) -> tuple[list[float], Counter[str]]:
+    """Every station sends ``message`` at once (one send after the other, no waiting for a
+    reply): the time from each send to its reply, and the refusals by error code."""
+    text, client_id = json.dumps(message), message["client_id"]
+    sent = []
+    for station in stations:
+        sent.append(time.perf_counter())
+        await station.ws.send(text)
+    replies = await asyncio.gather(*(s.reply(client_id, limit) for s in stations))
+    refused = Counter(frame["error"]["code"] for _, frame in replies if not frame.get("ok"))
+    return [stamp - t for (stamp, _), t in zip(replies, sent, strict=True)], refused
+
+
+def refusals(refused: Counter[str]) -> str:
+    if not refused:
+        return "none refused"
+    return "refused: " + ", ".join(f"{code} {n}" for code, n in refused.most_common())
+
+
+# --- the deadline mode -----------------------------------------------------------------------
+
+
+async def server_clock_offset(station: Station, pings: int = 5) -> tuple[float, float]:
+    """The server's clock minus the client's (seconds), from the ``ping`` with the shortest
+    round trip, and that round trip."""
+    best: tuple[float, float] | None = None
+    for k in range(pings):
+        before = time.time()
+        await station.ws.send(json.dumps({"type": "ping", "client_id": f"ping{k}"}))
+        _, frame = await station.reply(f"ping{k}", 10.0)
+        after = time.time()
+        offset = epoch(frame["server_time"]) - (before + after) / 2
+        if best is None or after - before < best[1]:
+            best = (offset, after - before)
+        await asyncio.sleep(0.05)
+    assert best is not None
+    return best
+
+
+async def probe_receipt_lag(
+    probe: Station, deadline: float, offset: float, span: tuple[float, float], every: float
+) -> list[tuple[float, float]]:
+    """Ping the server from ``span[0]`` before ``deadline`` to ``span[1]`` after it (server
+    clock), one ping at a time, one every ``every`` seconds at most: for each ping, when it
+    was sent relative to the deadline and how much later the server read its clock for the
+    reply (the ping's ``server_time``; the server stamps a frame's receipt the same way, just
+    before). Bounded by the span's length over ``every`` pings."""
+    lags: list[tuple[float, float]] = []
+    await asyncio.sleep(max(0.0, deadline - span[0] - offset - time.time()))
+    for k in range(int((span[0] + span[1]) / every) + 1):
+        sent, sent_server = time.perf_counter(), time.time() + offset
+        if sent_server > deadline + span[1]:
+            break
+        await probe.ws.send(json.dumps({"type": "ping", "client_id": f"lag{k}"}))
+        _, frame = await probe.reply(f"lag{k}", 30.0)
+        lags.append((sent_server - deadline, epoch(frame["server_time"]) - sent_server))
+        await asyncio.sleep(max(0.0, sent + every - time.perf_counter()))
+    return lags
+
+
+def lag_report(lags: list[tuple[float, float]]) -> list[str]:
+    before = [lag for at, lag in lags if at <= 0]
+    lines = []
+    if before:
+        lines.append(summary("receipt lag of pings sent in the last second", before))
+    series = " ".join(f"{lag * 1000:.0f}" for at, lag in lags if -0.5 <= at <= 0.3)
+    lines.append(f"  ping by ping, from 500 ms before to 300 ms after the deadline: {series} ms")
+    return lines
+
+
+@dataclass
+class Answer:
+    station: str
+    deadline: float  # the prompt's, server clock (epoch seconds)
+    prompt_late: float  # the prompt's arrival after its server_time, by the server's clock
+    sent: float  # when the answer left, server clock
+    latency: float  # from sent to its reply
+    ok: bool
+    code: str  # the error code of a refusal, "" when ok
+
+
+async def answer_in_window(
+    station: Station,
+    round_id: int,
+    clock: str,
+    offset: float,
+    before_deadline: float,
+    limit: float,
+) -> Answer:
+    """Wait for this round's prompt, then answer ``stand`` ``before_deadline`` seconds
+    before its deadline by the station's idea of the server's clock: with ``clock``
+    "prompt", the server's clock was the prompt's ``server_time`` when the prompt arrived
+    (a station's countdown, docs/protocol.md); with "ping", the client's clock plus
+    ``offset``, the server's clock minus the client's from ``ping``. Whether the answer left
+    on time is judged with ``offset``."""
+    stamp, frame = await station.next(
+        lambda f: f.get("round") == round_id and f.get("event", {}).get("type") == "prompt", limit
+    )
+    event = frame["event"]
+    deadline, server_time = epoch(event["deadline"]), epoch(event["server_time"])
+    arrived = wall(stamp)
+    prompt_late = arrived + offset - server_time
+    believed = server_time - arrived if clock == "prompt" else offset
+    await asyncio.sleep(max(0.0, deadline - before_deadline - believed - time.time()))
+    sent, sent_wall = time.perf_counter(), time.time()
+    await station.ws.send(json.dumps({"type": "decide", "client_id": "d2", "action": "stand"}))
+    replied, reply = await station.reply("d2", limit)
+    code = "" if reply.get("ok") else reply["error"]["code"]
+    return Answer(
+        station.name,
+        deadline,
+        prompt_late,
+        sent_wall + offset,
+        replied - sent,
+        bool(reply.get("ok")),
+        code,
+    )
+
+
+def answered_by_timeout(
+    round_id: int, prompted: set[str]
+) -> tuple[set[str], set[str], float | None]:
+    """From the round's event log: the prompted stations a timeout answered for (those still
+    asked when a ``timeout`` event was applied), the stations whose decision was applied,
+    and when the round was settled (epoch seconds; here the step's last answer or its
+    timeout settles it)."""
+    from rounds.models import Round, RoundEvent
+
+    decided: set[str] = set()
+    timed_out: set[str] = set()
+    rows = RoundEvent.objects.filter(
+        round_id=round_id, kind__in=[RoundEvent.Kind.DECISION, RoundEvent.Kind.TIMEOUT]
+    ).order_by("seq")
+    for kind, payload in rows.values_list("kind", "payload"):
+        if kind == RoundEvent.Kind.DECISION:
+            decided.add(payload["station"])
+        elif payload.get("station") is None:  # every station still asked
+            timed_out |= prompted - decided
+        elif payload["station"] not in decided:
+            timed_out.add(payload["station"])
+    settled = Round.objects.values_list("settled_at", flat=True).get(pk=round_id)
+    return timed_out, decided, settled.timestamp() if settled is not None else None
+
+
+def round_deadline(round_id: int) -> float:
+    """The round's current step deadline (epoch seconds)."""
+    from rounds.models import Round
+
+    deadline = Round.objects.values_list("deadline", flat=True).get(pk=round_id)
+    if deadline is None:
+        raise RuntimeError(f"round {round_id} has no deadline")
+    return deadline.timestamp()
+
+
+def wait_until_ended(round_id: int, limit: float) -> str:
+    """Poll the round's phase until it is settled or void (bounded); the last phase seen."""
+    from rounds.models import ENDED, Round
+
+    phase = ""
+    deadline = time.monotonic() + limit
+    while time.monotonic() < deadline:
+        phase = Round.objects.values_list("phase", flat=True).get(pk=round_id)
+        if phase in ENDED:
+            break
+        time.sleep(0.1)
+    return phase
+
+
+def deadline_report(
+    answers: list[Answer], timed_out: set[str], decided: set[str], settled: float | None
+) -> list[str]:
+    on_time = [a for a in answers if a.sent <= a.deadline]
+    late = [a for a in answers if a.sent > a.deadline]
+    refused_on_time = [a for a in on_time if not a.ok]
+    timeout_on_time = [a for a in on_time if a.station in timed_out]
+    lost = {a.station for a in refused_on_time} | {a.station for a in timeout_on_time}
+    lines = [
+        summary("answer sent -> reply (refused ones too)", [a.latency for a in answers]),
+        f"on-time decisions lost: {len(lost)} of {len(on_time)}"
+        f" ({refusals(Counter(a.code for a in refused_on_time))};"
+        f" a timeout applied to {len(timeout_on_time)} of them)",
+    ]
+    if lost:
+        margins = sorted((a.deadline - a.sent) * 1000 for a in on_time if a.station in lost)
+        lines.append(
+            f"  lost answers were sent {margins[0]:.1f} to {margins[-1]:.1f} ms before the deadline"
+        )
+    kept = [(a.deadline - a.sent) * 1000 for a in on_time if a.station not in lost]
+    if kept:
+        lines.append(f"  the latest answer kept was sent {min(kept):.1f} ms before the deadline")
+    if late:
+        lines.append(
+            f"sent after the deadline by the server's clock: {len(late)}"
+            f" ({refusals(Counter(a.code for a in late if not a.ok))},"
+            f" {sum(a.ok for a in late)} accepted)"
+        )
+    if settled is not None and answers:
+        how = "by the timeout" if timed_out else "by the last answer"
+        after = (settled - answers[0].deadline) * 1000
+        lines.append(f"the round was settled ({how}) {after:.0f} ms after the deadline")
+    odd = [a.station for a in answers if a.ok and a.station not in decided]
+    if odd:
+        lines.append(f"accepted but not in the event log: {len(odd)}")
+    lines.append(
+        summary("prompt's arrival after its server_time", [a.prompt_late for a in answers])
+    )
+    return lines
+
+
 # --- our server ------------------------------------------------------------------------------
 
 
@@ -115,17 +386,17 @@ def set_up_table(stations: int) -> tuple[int, list[str]]:
     from tablehub.models import Jurisdiction, Table, TableConfig
 
     call_command("migrate", verbosity=0)  # the same database for every N of one run
-    jurisdiction = Jurisdiction.objects.create(code=f"bench{stations}", name="Bench")
-    table = Table.objects.create(name=f"bench-{stations}", jurisdiction=jurisdiction)
+    tag = f"{stations}-{time.time_ns()}"  # a DATABASE_URL database keeps earlier runs' tables
+    jurisdiction = Jurisdiction.objects.create(
+        code=f"bench{tag}", name="Bench", max_decision_seconds=120
+    )
+    table = Table.objects.create(name=f"bench-{tag}", jurisdiction=jurisdiction)
     table.set_reader_key("reader")
     table.save()
     TableConfig.objects.create(
-        table=table,
-        version=1,
-        rules=RuleSet(decks=8).to_dict(),
-        timers={"betting": 25, "decision": 25},
+        table=table, version=1, rules=RuleSet(decks=8).to_dict(), timers=TIMERS
     )
-    names = [f"st{n:03d}" for n in range(stations)]
+    names = [f"st{n:04d}" for n in range(stations)]
     for name in names:
         row = StationRow(table=table, name=name)
         row.set_credential(name)
@@ -134,97 +405,87 @@ def set_up_table(stations: int) -> tuple[int, list[str]]:
     return table.pk, names
 
 
+def new_round(table_id: int, decision_timer: float | None = None) -> int:
+    """Open a round at the table; with ``decision_timer``, under a new configuration
+    version with that decision timer."""
+    from rounds import writer
+    from tablehub.models import Table, TableConfig
+
+    table = Table.objects.get(pk=table_id)
+    if decision_timer is not None:
+        current = table.current_config()
+        assert current is not None
+        TableConfig.objects.create(
+            table=table,
+            version=current.version + 1,
+            rules=current.rules,
+            timers=TIMERS | {"decision": decision_timer},
+        )
+    return writer.open_round(table).pk
+
+
+@dataclass
+class Options:
+    scans: int
+    modes: set[str]
+    window: float  # seconds
+    decision_timer: float  # seconds
+    clock: str  # how a station knows the server's clock: "prompt" or "ping"
+    seed: int
+    gc_log: bool  # the server logs its garbage collections (``logged_server``)
+
+
 async def measure(
-    port: int, table_id: int, names: list[str], scans: int, reference_port: int
-) -> dict:
+    port: int,
+    server_pid: int,
+    table_id: int,
+    names: list[str],
+    options: Options,
+    reference_port: int,
+    reference_pid: int,
+) -> dict[str, Any]:
     import websockets
     from asgiref.sync import sync_to_async
     from websockets.typing import Origin
 
     from rounds import writer
-    from tablehub.models import Table
 
+    n = len(names)
+    slow = 60.0 + 0.1 * n  # the longest wait for one reply or event in a burst
+    result: dict[str, Any] = {}
     url = f"ws://127.0.0.1:{port}/ws/tables/{table_id}"
     origin = Origin("http://127.0.0.1")
-    stations = []
-    for name in names:
-        ws = await websockets.connect(f"{url}/station/", origin=origin, max_queue=None)
-        station = Station(ws)
-        await ws.send(
-            json.dumps({"type": "join", "client_id": "j", "station": name, "credential": name})
-        )
-        await station.next(lambda f: f.get("client_id") == "j")
-        stations.append(station)
-    table = await sync_to_async(Table.objects.get)(pk=table_id)
-    round = await sync_to_async(writer.open_round)(table)
-    for station in stations:
-        await station.ws.send(
-            json.dumps({"type": "place", "client_id": "b", "box": 1, "amount": "10"})
-        )
-    for station in stations:
-        await station.next(lambda f: f.get("client_id") == "b")
-    await sync_to_async(writer.expire)(round.pk, "betting")
 
-    shoe = await websockets.connect(f"{url}/shoe/", origin=origin)
+    async def join(name: str) -> Station:
+        ws = await websockets.connect(f"{url}/station/", origin=origin, max_queue=None)
+        station = Station(ws, name)
+        message = {"type": "join", "client_id": "j", "station": name, "credential": name}
+        await ws.send(json.dumps(message))
+        _, reply = await station.reply("j")
+        if not reply.get("ok"):
+            raise RuntimeError(f"{name} could not join: {reply}")
+        return station
+
+    await asyncio.sleep(1.0)  # the server's start-up is over
+    rss = [rss_kib(server_pid)]
+    stations = [await join(names[0])]  # the first join also loads the consumer's code
+    rss.append(rss_kib(server_pid))
+    for name in names[1:]:
+        stations.append(await join(name))
+    await asyncio.sleep(1.0)
+    rss.append(rss_kib(server_pid))
+    result["rss"] = rss
+
+    # Round 1: the bet burst, the scans, the deal and the decision burst.
+    round_id = await sync_to_async(new_round)(table_id)
+    bet = {"type": "place", "client_id": "b", "box": 1, "amount": "10"}
+    result["bets"] = await burst(stations, bet, slow)
+    await sync_to_async(writer.expire)(round_id, "betting")
+
+    shoe = await websockets.connect(f"{url}/shoe/", origin=origin, max_queue=None)
     await shoe.send(json.dumps({"type": "hello", "key": "reader"}))
     await shoe.recv()
-    cards = iter(
-        [
-            "2S",
-            "3S",
-            "4S",
-            "5S",
-            "6S",
-            "7S",
-            "8S",
-            "9S",
-            "TS",
-            "JS",
-            "QS",
-            "KS",
-            "AS",
-            "2H",
-            "3H",
-            "4H",
-            "5H",
-            "6H",
-            "7H",
-            "8H",
-            "9H",
-            "TH",
-            "JH",
-            "QH",
-            "KH",
-            "AH",
-            "2D",
-            "3D",
-            "4D",
-            "5D",
-            "6D",
-            "7D",
-            "8D",
-            "9D",
-            "TD",
-            "JD",
-            "QD",
-            "KD",
-            "AD",
-            "2C",
-            "3C",
-            "4C",
-            "5C",
-            "6C",
-            "7C",
-            "8C",
-            "9C",
-            "TC",
-            "JC",
-            "QC",
-            "KC",
-            "AC",
-        ]
-        * 8
-    )
+    cards = iter(BURN_CARDS)
     seq = 0
 
     async def scan(card: str, burn: bool) -> None:
@@ -232,32 +493,88 @@ async def measure(
         seq += 1
         await shoe.send(json.dumps({"type": "card", "seq": seq, "card": card, "burn": burn}))
 
-    async def burn(_k: int) -> None:
-        await scan(next(cards), True)
+    async def deal(round_id: int) -> None:
+        for card in DEAL:
+            await scan(card, False)
+            reply = json.loads(await asyncio.wait_for(shoe.recv(), slow))
+            if not reply.get("ok"):
+                raise RuntimeError(f"the scan of {card} was refused: {reply}")
 
-    def is_burn(frame: dict) -> bool:
-        return frame.get("event", {}).get("type") == "burn"
+    if "fanout" in options.modes:
 
-    reference = await connect_reference(reference_port, len(names))
-    fanout, reference_fanout = await fan_out(
-        [Target(stations, burn, is_burn), reference.target], scans
-    )
-    await reference.close()
-    for card in ("TH", "9C", "7D", "KD"):  # box 1: T 7 (17); dealer 9, K in the hole
-        await scan(card, False)
-        await shoe.recv()
+        async def burn(_k: int) -> None:
+            await scan(next(cards), True)
+
+        def is_burn(frame: dict) -> bool:
+            return frame.get("event", {}).get("type") == "burn"
+
+        reference = await connect_reference(reference_port, n, reference_pid)
+        result["reference_rss"] = reference.rss
+        fanout, reference_fanout = await fan_out(
+            [Target(stations, burn, is_burn), reference.target], options.scans
+        )
+        result["fanout"], result["reference"] = fanout, reference_fanout
+        await reference.close()
+        for _ in range(options.scans):  # the reader's answers to the burns
+            await asyncio.wait_for(shoe.recv(), slow)
+
+    await deal(round_id)
     for station in stations:
-        await station.next(lambda f: f.get("event", {}).get("type") == "prompt")
-    sent = {}
-    for n, station in enumerate(stations):
-        sent[n] = time.perf_counter()
-        await station.ws.send(json.dumps({"type": "decide", "client_id": "d", "action": "stand"}))
-    replies = await asyncio.gather(*(s.next(lambda f: f.get("client_id") == "d") for s in stations))
-    decisions = [stamp - sent[n] for n, (stamp, _) in enumerate(replies)]
+        await station.next(lambda f: f.get("event", {}).get("type") == "prompt", slow)
+    decide = {"type": "decide", "client_id": "d", "action": "stand"}
+    result["decisions"] = await burst(stations, decide, slow)
+    phase = await sync_to_async(wait_until_ended)(round_id, slow)
+    if phase != "settled":
+        raise RuntimeError(f"round {round_id} is {phase} after every station stood")
+
+    if "deadline" in options.modes:
+        # Round 2: common draw, a short decision timer, answers in the last moments of it.
+        round_id = await sync_to_async(new_round)(table_id, options.decision_timer)
+        bet = {"type": "place", "client_id": "b2", "box": 1, "amount": "10"}
+        _, refused = await burst(stations, bet, slow)
+        if refused:
+            raise RuntimeError(f"bets of the deadline round {refusals(refused)}")
+        await sync_to_async(writer.expire)(round_id, "betting")
+        # The probe: a socket that only pings (no join), for the server's receipt lag.
+        probe = Station(await websockets.connect(f"{url}/station/", origin=origin), "probe")
+        offset, rtt = await server_clock_offset(probe)
+        result["clock"] = (offset, rtt)
+        rng = random.Random(options.seed)
+        gc.collect()
+        gc.disable()  # as in the fan-out: the client's pauses are not the server's
+        try:
+            answering = [
+                asyncio.create_task(
+                    answer_in_window(
+                        station,
+                        round_id,
+                        options.clock,
+                        offset,
+                        rng.uniform(0.0, options.window),
+                        options.decision_timer + slow,
+                    )
+                )
+                for station in stations
+            ]
+            await deal(round_id)
+            deadline = await sync_to_async(round_deadline)(round_id)
+            result["deadline_at"] = deadline
+            lags = await probe_receipt_lag(probe, deadline, offset, (1.0, 0.3), 0.05)
+            answers = await asyncio.gather(*answering)
+        finally:
+            gc.enable()
+        result["lags"] = lag_report(lags)
+        await probe.ws.close()
+        phase = await sync_to_async(wait_until_ended)(round_id, slow)
+        if phase != "settled":
+            raise RuntimeError(f"the deadline round {round_id} is {phase}")
+        log = await sync_to_async(answered_by_timeout)(round_id, set(names))
+        result["deadline"] = deadline_report(answers, *log)
+
     for station in stations:
         await station.ws.close()
     await shoe.close()
-    return {"fanout": fanout, "reference": reference_fanout, "decisions": decisions}
+    return result
 
 
 # --- the reference: a broadcast server with the websockets library alone -------------------
@@ -266,18 +583,21 @@ async def measure(
 class Reference(NamedTuple):
     target: Target
     close: Callable[[], Awaitable[None]]
+    rss: tuple[int, int]  # the reference server's resident memory (KiB) before, after
 
 
-async def connect_reference(port: int, stations_count: int) -> Reference:
+async def connect_reference(port: int, stations_count: int, pid: int) -> Reference:
     """N stations and a sender connected to the reference server on ``port``."""
     import websockets
 
     url = f"ws://127.0.0.1:{port}/"
+    before = rss_kib(pid)
     stations = [
         Station(await websockets.connect(url, max_queue=None)) for _ in range(stations_count)
     ]
     sender = await websockets.connect(url)
     await asyncio.sleep(0.5)
+    after = rss_kib(pid)
 
     async def send(k: int) -> None:
         await sender.send(json.dumps({"type": "event", "event": {"type": "burn", "k": k}}))
@@ -290,7 +610,7 @@ async def connect_reference(port: int, stations_count: int) -> Reference:
             await station.ws.close()
         await sender.close()
 
-    return Reference(Target(stations, send, is_event), close)
+    return Reference(Target(stations, send, is_event), close, (before, after))
 
 
 def reference_server(port: int) -> None:
@@ -314,8 +634,11 @@ def reference_server(port: int) -> None:
     asyncio.run(main())
 
 
-def bench_environment() -> dict[str, str]:
-    """The server's environment, set once for the whole run (Django is set up once)."""
+def bench_environment() -> tuple[dict[str, str], str]:
+    """The server's environment, set once for the whole run (Django is set up once), and
+    its timers backend. This process fires no timer (it closes bets itself); the server
+    expires the deadline round's step itself, as in production: on its own event loop on
+    the embedded default, with Celery (a worker started by ``run``) with REDIS_URL."""
     workdir = Path(tempfile.mkdtemp(prefix="tablehub-fanout-"))
     env = {
         "DJANGO_SETTINGS_MODULE": "tablehub.settings",
@@ -326,46 +649,212 @@ def bench_environment() -> dict[str, str]:
     if "DATABASE_URL" not in os.environ:
         env["DATABASE_URL"] = f"sqlite:///{workdir / 'bench.sqlite3'}"
     os.environ.update(env)
-    return dict(os.environ)
+    timers = "celery" if os.environ.get("REDIS_URL") else "inprocess"
+    return dict(os.environ) | {"TABLEHUB_TIMERS": timers}, timers
 
 
-def run(n: int, scans: int, env: dict[str, str]) -> None:
+def start_worker(env: dict[str, str]) -> subprocess.Popen:
+    """A Celery worker for the server's timers (with REDIS_URL), quiet."""
+    return subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "celery",
+            "-A",
+            "tablehub",
+            "worker",
+            "--pool=solo",
+            "--loglevel=warning",
+            "--without-heartbeat",
+            "--without-gossip",
+            "--without-mingle",
+        ],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+
+
+def logged_server(log_path: str, daphne_args: list[str]) -> None:
+    """Daphne with arguments ``daphne_args``, its garbage collections logged to ``log_path``
+    (every generation-2 collection, and any other over 10 ms): one line each, the wall-clock
+    time it ended, the generation, the seconds it took."""
+    import gc
+
+    from daphne.cli import CommandLineInterface
+
+    log = open(log_path, "w", buffering=1)  # open for as long as the server runs
+    began = [0.0]
+
+    def note(phase: str, info: dict[str, int]) -> None:
+        if phase == "start":
+            began[0] = time.perf_counter()
+            return
+        took = time.perf_counter() - began[0]
+        if info["generation"] == 2 or took > 0.01:
+            log.write(f"{time.time():.4f} {info['generation']} {took:.4f}\n")
+
+    gc.callbacks.append(note)
+    sys.argv = ["daphne", *daphne_args]
+    CommandLineInterface.entrypoint()
+
+
+def gc_report(log_path: Path, deadline: float | None) -> list[str]:
+    """The server's logged collections: how many of generation 2 and the longest, and those
+    that overlapped the second before the deadline (or the half second after it)."""
+    rows = []
+    for line in log_path.read_text().splitlines():
+        end, generation, took = line.split()
+        rows.append((float(end), int(generation), float(took)))
+    full = [took for _, generation, took in rows if generation == 2]
+    lines = [
+        f"server's generation-2 collections in this N's run: {len(full)},"
+        f" the longest {max(full, default=0.0) * 1000:.1f} ms"
+    ]
+    if deadline is not None:
+        near = [
+            f"gen{generation} {took * 1000:.0f} ms from {(end - took - deadline) * 1000:+.0f}"
+            f" to {(end - deadline) * 1000:+.0f} ms"
+            for end, generation, took in rows
+            if end >= deadline - 1.0 and end - took <= deadline + 0.5
+        ]
+        lines.append("  collections around the deadline: " + ("; ".join(near) if near else "none"))
+    return lines
+
+
+def run(n: int, options: Options, env: dict[str, str], timers: str) -> None:
+    started = time.monotonic()
     table_id, names = set_up_table(n)
     port, reference_port = free_port(), free_port()
-    server = start_daphne(port, env)
-    reference_process = subprocess.Popen(
-        [sys.executable, __file__, "--reference-server", str(reference_port)], cwd=ROOT
+    gc_log = Path(tempfile.mkdtemp(prefix="tablehub-gc-")) / "gc.log"
+    if options.gc_log:
+        server = subprocess.Popen(
+            [
+                sys.executable,
+                __file__,
+                "--gc-logged-server",
+                str(gc_log),
+                "-b",
+                "127.0.0.1",
+                "-p",
+                str(port),
+                "tablehub.asgi:application",
+            ],
+            cwd=ROOT,
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+    else:
+        server = start_daphne(port, env)
+    processes = [server]
+    processes.append(
+        subprocess.Popen(
+            [sys.executable, __file__, "--reference-server", str(reference_port)], cwd=ROOT
+        )
     )
+    if timers == "celery":
+        processes.append(start_worker(env))
     try:
         wait_for_port(port)
         wait_for_port(reference_port)
-        result = asyncio.run(measure(port, table_id, names, scans, reference_port))
+        result = asyncio.run(
+            measure(port, server.pid, table_id, names, options, reference_port, processes[1].pid)
+        )
     finally:
-        for process in (server, reference_process):
+        for process in processes:
             process.kill()
             process.wait()
-    ours, reference = result["fanout"], result["reference"]
     layer = "Redis" if os.environ.get("REDIS_URL") else "in-memory"
-    print(f"N = {n} stations ({layer} channel layer, {scans} scans each, taking turns)")
-    print("  " + summary("fan-out of a scan, ours", ours))
-    print("  " + summary("fan-out, websockets-only reference", reference))
-    for label, p in (("p50", 0.5), ("p99", 0.99)):
-        ratio = percentile(ours, p) / percentile(reference, p)
-        print(f"  {label} ratio ours / reference: {ratio:.1f}x")
-    print("  " + summary("decision sent -> reply, all stations at once", result["decisions"]))
+    database = os.environ["DATABASE_URL"].partition(":")[0]
+    print(f"N = {n} stations ({database}, {layer} channel layer, {timers} timers)")
+    before, first, joined = result["rss"]
+    print(
+        f"  server RSS: {before / 1024:.1f} MiB before, {first / 1024:.1f} MiB after the first"
+        f" join, {joined / 1024:.1f} MiB with {n} joined: {(joined - before) / n:.1f} KiB per"
+        f" station ({(joined - first) / max(n - 1, 1):.1f} KiB after the first join)"
+    )
+    if "bets" in options.modes:
+        latencies, refused = result["bets"]
+        print(f"  {summary('bet sent -> reply, all stations at once', latencies)}")
+        print(f"    {refusals(refused)}")
+    if "fanout" in options.modes:
+        ours, reference = result["fanout"], result["reference"]
+        print(f"  fan-out ({options.scans} scans each, taking turns)")
+        print("  " + summary("fan-out of a scan, ours", ours))
+        print("  " + summary("fan-out, websockets-only reference", reference))
+        for label, p in (("p50", 0.5), ("p99", 0.99)):
+            ratio = percentile(ours, p) / percentile(reference, p)
+            print(f"  {label} ratio ours / reference: {ratio:.1f}x")
+        ref_before, ref_after = result["reference_rss"]
+        print(f"  reference server RSS: {(ref_after - ref_before) / n:.1f} KiB per connection")
+    if "decisions" in options.modes:
+        latencies, refused = result["decisions"]
+        print("  " + summary("decision sent -> reply, all stations at once", latencies))
+        print(f"    {refusals(refused)}")
+    if "deadline" in options.modes:
+        offset, rtt = result["clock"]
+        print(
+            f"  deadline mode: decision timer {options.decision_timer:g} s, each station"
+            f" answers at a uniform moment in the last {options.window * 1000:.0f} ms"
+            f" by the {options.clock}'s clock (server clock - client clock by ping"
+            f" {offset * 1000:+.2f} ms, round trip {rtt * 1000:.2f} ms)"
+        )
+        for line in result["deadline"] + result["lags"]:
+            print(f"    {line}")
+    if options.gc_log:
+        for line in gc_report(gc_log, result.get("deadline_at")):
+            print(f"  {line}")
+    print(f"  ({time.monotonic() - started:.0f} s for this N)", flush=True)
 
 
 def main() -> None:
     if len(sys.argv) == 3 and sys.argv[1] == "--reference-server":
         reference_server(int(sys.argv[2]))
         return
+    if len(sys.argv) > 3 and sys.argv[1] == "--gc-logged-server":
+        logged_server(sys.argv[2], sys.argv[3:])
+        return
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--stations", type=int, nargs="+", default=[50, 200, 500])
     parser.add_argument("--scans", type=int, default=50)
+    parser.add_argument("--modes", nargs="+", choices=MODES, default=list(MODES))
+    parser.add_argument(
+        "--window-ms", type=float, default=500.0, help="deadline mode: answers in the last W ms"
+    )
+    parser.add_argument(
+        "--decision-timer",
+        type=float,
+        default=5.0,
+        help="deadline mode: the step's timer, seconds (long enough to join and be prompted)",
+    )
+    parser.add_argument(
+        "--clock",
+        choices=("prompt", "ping"),
+        default="prompt",
+        help="deadline mode: a station counts down from its prompt's server_time (prompt) or"
+        " from the server's clock as ping measured it (ping)",
+    )
+    parser.add_argument("--seed", type=int, default=1, help="deadline mode: answer moments")
+    parser.add_argument(
+        "--gc-log",
+        action="store_true",
+        help="the server logs its garbage collections; report those around the deadline",
+    )
     args = parser.parse_args()
-    env = bench_environment()
+    options = Options(
+        args.scans,
+        set(args.modes),
+        args.window_ms / 1000,
+        args.decision_timer,
+        args.clock,
+        args.seed,
+        args.gc_log,
+    )
+    env, timers = bench_environment()
     for n in args.stations:
-        run(n, args.scans, env)
+        run(n, options, env, timers)
 
 
 if __name__ == "__main__":
