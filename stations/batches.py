@@ -28,6 +28,10 @@ from stations.models import Station
 
 log = logging.getLogger("tablehub.stations")
 
+# The most messages one transaction writes: every reply of a batch waits for its commit, so
+# a burst goes out in waves of this many (measured in docs/benchmarks.md).
+MAX_BATCH = 32
+
 
 def _loop() -> asyncio.AbstractEventLoop:
     return asyncio.get_running_loop()
@@ -75,7 +79,7 @@ class TableBatch:
 
     async def _write_all(self) -> None:
         while self.waiting:
-            batch, self.waiting = self.waiting, []
+            batch, self.waiting = self.waiting[:MAX_BATCH], self.waiting[MAX_BATCH:]
             self.sizes = (self.sizes + [len(batch)])[-100:]
             try:
                 results = await database_sync_to_async(write)(batch)
