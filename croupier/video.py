@@ -1,7 +1,7 @@
 """Video mode: no dealer; the virtual shoe deals by itself a moment after the table asks
 for a card, and rounds follow each other on the betting timer.
 
-The round services schedule ``deal_video_card`` (through the timers) after every event that
+The round writer schedules ``deal_video_card`` (through the timers) after every event that
 leaves a video table's round waiting for a card. The job is keyed by the round's event
 number, so a job that comes late, twice, or after someone else dealt changes nothing.
 """

@@ -1,6 +1,6 @@
 """Admin for rounds: read only, with the game recall (rounds/recall.py) on each round's page.
 
-Rounds, their events, bets and hands are written only by the round services; nobody edits
+Rounds, their events, bets and hands are written only by the round writer; nobody edits
 or deletes them here."""
 
 from __future__ import annotations
