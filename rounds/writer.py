@@ -503,11 +503,15 @@ def _live(
     return Live(round.pk, round.last_seq, engine, stations, books, generation)
 
 
-def _money_items(round: Round, engine: Engine) -> dict[ledger.ItemKey, Decimal]:
-    """Every stake (negative) and return (positive) of the round so far, by ledger item."""
+def _money_items(
+    round: Round, engine: Engine, station: str | None = None
+) -> dict[ledger.ItemKey, Decimal]:
+    """Every stake (negative) and return (positive) of the round so far, by ledger item: of
+    every station, or of ``station`` alone."""
+    names = engine.seats if station is None else [station]
     return {
         ledger.ItemKey(round.pk, name, item): amount
-        for name in engine.seats
+        for name in names
         for item, amount in engine.money_items(name).items()
     }
 
@@ -527,7 +531,13 @@ def _apply(round: Round, live: Live, event: Event) -> list[Notice]:
     notices = live.engine.apply(event)  # refuses before changing anything
     kind, payload = dump_event(event)
     _append(round, kind, payload)
-    _write(round, live)
+    # A station's answer (or its In For 6 assignment) moves only its own money, unless it
+    # ended the round: then the settlement moves everyone's. Reading only that station's
+    # items keeps a decision's cost flat however many stations play.
+    only = None
+    if isinstance(event, (Decision, BonusAssigned)) and not live.engine.settled:
+        only = event.station
+    _write(round, live, only)
     _stamp_deadline(round, notices)
     publish(round, notices)
     if live.engine.settled:
@@ -557,11 +567,12 @@ def _append(round: Round, kind: str, payload: dict[str, Any]) -> RoundEvent:
     return RoundEvent.objects.create(round=round, seq=round.last_seq, kind=kind, payload=payload)
 
 
-def _write(round: Round, live: Live) -> None:
-    """Write what the event changed: ledger entries, the phase and timer, the results."""
+def _write(round: Round, live: Live, station: str | None = None) -> None:
+    """Write what the event changed: ledger entries (of ``station`` alone, when only its
+    money can have moved), the phase and timer, the results."""
     engine = live.engine
     ledger.post_round_items(
-        round, live.stations, _money_items(round, engine), live.books, round.last_seq
+        round, live.stations, _money_items(round, engine, station), live.books, round.last_seq
     )
     round.phase = engine.phase.value
     _time_the_step(round, engine, live.generation)
