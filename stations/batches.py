@@ -79,6 +79,9 @@ class TableBatch:
 
     async def _write_all(self) -> None:
         while self.waiting:
+            # Receipt order: a message may join later than one stamped after it (its
+            # receipt's registration in Redis is awaited first).
+            self.waiting.sort(key=lambda message: message.received_at)
             batch, self.waiting = self.waiting[:MAX_BATCH], self.waiting[MAX_BATCH:]
             self.sizes = (self.sizes + [len(batch)])[-100:]
             try:
