@@ -61,7 +61,7 @@ from typing import Any, NamedTuple
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from bench.loopback import start_daphne  # noqa: E402
+from bench.loopback import start_daphne, start_worker  # noqa: E402
 from tablehub.loopback import free_port, wait_for_port  # noqa: E402
 
 MODES = ("fanout", "decisions", "bets", "deadline")
@@ -653,29 +653,6 @@ def bench_environment() -> tuple[dict[str, str], str]:
     return dict(os.environ) | {"TABLEHUB_TIMERS": timers}, timers
 
 
-def start_worker(env: dict[str, str]) -> subprocess.Popen:
-    """A Celery worker for the server's timers (with REDIS_URL), quiet."""
-    return subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "celery",
-            "-A",
-            "tablehub",
-            "worker",
-            "--pool=solo",
-            "--loglevel=warning",
-            "--without-heartbeat",
-            "--without-gossip",
-            "--without-mingle",
-        ],
-        cwd=ROOT,
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-
-
 def logged_server(log_path: str, daphne_args: list[str]) -> None:
     """Daphne with arguments ``daphne_args``, its garbage collections logged to ``log_path``
     (every generation-2 collection, and any other over 10 ms): one line each, the wall-clock
@@ -728,26 +705,8 @@ def run(n: int, options: Options, env: dict[str, str], timers: str) -> None:
     table_id, names = set_up_table(n)
     port, reference_port = free_port(), free_port()
     gc_log = Path(tempfile.mkdtemp(prefix="tablehub-gc-")) / "gc.log"
-    if options.gc_log:
-        server = subprocess.Popen(
-            [
-                sys.executable,
-                __file__,
-                "--gc-logged-server",
-                str(gc_log),
-                "-b",
-                "127.0.0.1",
-                "-p",
-                str(port),
-                "tablehub.asgi:application",
-            ],
-            cwd=ROOT,
-            env=env,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-        )
-    else:
-        server = start_daphne(port, env)
+    launcher = [__file__, "--gc-logged-server", str(gc_log)] if options.gc_log else None
+    server = start_daphne(port, env, launcher)
     processes = [server]
     processes.append(
         subprocess.Popen(

@@ -7,14 +7,12 @@ without them).
 """
 
 import os
-import subprocess
-import sys
 import time
 
 import pytest
 from django.db import connection
 
-from bench.loopback import start_daphne
+from bench.loopback import start_daphne, start_worker
 from payouts import ledger
 from rounds import writer
 from rounds.engine import RuleSet
@@ -41,27 +39,7 @@ def cluster(postgres_url, redis_url, transactional_db):
     }
     ports = [free_port(), free_port()]
     processes = [start_daphne(port, env) for port in ports]
-    processes.append(
-        subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "celery",
-                "-A",
-                "tablehub",
-                "worker",
-                "--pool=solo",
-                "--loglevel=warning",
-                "--without-heartbeat",
-                "--without-gossip",
-                "--without-mingle",
-            ],
-            cwd=ROOT,
-            env=env,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-        )
-    )
+    processes.append(start_worker(env))
     try:
         for port in ports:
             wait_for_port(port)
