@@ -253,16 +253,14 @@ def record(round_id: int, event: Event, at: datetime | None = None) -> list[Noti
     server itself) the input counts as received now, and a late one first applies the
     step's timeout."""
     notices: list[Notice] = []
-    too_late: TooLate | None = None
     if not isinstance(event, Timeout):
-        if at is not None and isinstance(event, Decision):
-            step = Round.objects.only("deadline", "step_key").get(pk=round_id)
-            if step.step_key and step.deadline is not None and at > step.deadline:
-                too_late = TooLate(at, step.deadline)
+        step = Round.objects.only("deadline", "step_key").get(pk=round_id)
+        late = _past_deadline(step, at or timezone.now())
         # The expiry stands on its own: it is committed even if the late command is refused.
-        notices = expire_if_late(round_id, at)
-    if too_late is not None:
-        raise too_late
+        notices = expire(round_id, step.step_key) if late else []
+        if late and at is not None and isinstance(event, Decision):
+            assert step.deadline is not None  # a step past its deadline has one
+            raise TooLate(at, step.deadline)
     with transaction.atomic():
         round = Round.objects.select_for_update().get(pk=round_id)
         try:
@@ -320,11 +318,14 @@ def expire_if_late(round_id: int, at: datetime | None = None) -> list[Notice]:
     """Apply the current step's expiry when a command received ``at`` (now, if not given)
     came after its deadline (a timer may be late)."""
     round = Round.objects.only("deadline", "step_key").get(pk=round_id)
-    if round.deadline is None or not round.step_key:
-        return []
-    if (at or timezone.now()) <= round.deadline:
+    if not _past_deadline(round, at or timezone.now()):
         return []  # on time: the step is still open for it
     return expire(round_id, round.step_key)
+
+
+def _past_deadline(round: Round, at: datetime) -> bool:
+    """Whether a command received ``at`` came after the round's timed step closed."""
+    return bool(round.step_key) and round.deadline is not None and at > round.deadline
 
 
 def bets_closed(round: Round) -> bool:
