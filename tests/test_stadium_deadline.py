@@ -155,8 +155,9 @@ async def test_every_answer_in_the_last_300_ms_is_applied_and_none_is_lost(stadi
     refused = [p.reply["error"] for p in players if p.reply and not p.reply["ok"]]
     assert {error["code"] for error in refused} <= {"too_late"}
     for error in refused:  # the server's own stamp says it came after the deadline
-        received = datetime.fromisoformat(error["received_at"])
-        assert received > datetime.fromisoformat(error["deadline"]) == round.deadline
+        # (no "deadline" when its step timed out while it waited: see writer.TooLate)
+        assert datetime.fromisoformat(error["received_at"]) > round.deadline
+        assert error.get("deadline", round.deadline.isoformat()) == round.deadline.isoformat()
     assert len(in_time) > 0
     assert [p.name for p in in_time if not p.committed_at_reply] == []
 
