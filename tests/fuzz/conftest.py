@@ -30,11 +30,16 @@ def pytest_terminal_summary(terminalreporter) -> None:
 
 
 @pytest.fixture(autouse=True)
-async def _close_the_consumers_connection():
+async def _close_the_consumers_connection(request):
     """The consumers' database work runs in asgiref's sync thread; close its connection so
-    the test database can be dropped afterwards."""
+    the test database can be dropped afterwards. Only after a test that had the database:
+    in one without it, Django refuses even the check of whether a connection is usable."""
     yield
-    await database_sync_to_async(connections.close_all)()
+    had_database = request.node.get_closest_marker("django_db") or {
+        "db", "transactional_db", "world"
+    } & set(request.fixturenames)
+    if had_database:
+        await database_sync_to_async(connections.close_all)()
 
 
 @pytest.fixture(autouse=True)
