@@ -33,8 +33,17 @@ def start_worker(env: dict[str, str]) -> subprocess.Popen:
     """A Celery worker for the server's timers (REDIS_URL in ``env``), quiet."""
     return _quiet(
         [
-            sys.executable, "-m", "celery", "-A", "tablehub", "worker", "--pool=solo",
-            "--loglevel=warning", "--without-heartbeat", "--without-gossip", "--without-mingle",
+            sys.executable,
+            "-m",
+            "celery",
+            "-A",
+            "tablehub",
+            "worker",
+            "--pool=solo",
+            "--loglevel=warning",
+            "--without-heartbeat",
+            "--without-gossip",
+            "--without-mingle",
         ],  # fmt: skip
         env,
     )

@@ -172,8 +172,8 @@ def file_dispute(station: Station, round_id: int | None = None) -> Round:
             raise EngineError("you have no round to dispute", code="no_round")
         round_id = target.pk
     with transaction.atomic():
-        round = Round.objects.select_for_update().filter(pk=round_id, table=table).first()
-        if round is None:
+        round = writer.locked_round(round_id)
+        if round is None or round.table_id != table.pk:
             raise EngineError(f"round {round_id} is not a round of this table", code="no_round")
         round.table = table
         _check_disputable(round, station)

@@ -19,13 +19,18 @@ round's row lock, and it goes back only when the transaction commits (a failed t
 simply loses it: the next use replays the log). A reader outside the lock takes it only at
 the round's committed seq and puts it back when done, or replays the committed rows; no
 thread ever sees an engine that another thread is changing, or a state not committed.
+
+A batch of station messages (stations/batches.py) is one transaction that locks the table's
+open round once, at its start (``holding_the_table``): every writer call of the batch on
+that round uses the held row as the transaction changes it, instead of reading it again.
 """
 
 from __future__ import annotations
 
 import copy
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from decimal import Decimal
@@ -42,7 +47,7 @@ from rounds.engine import Decision, EngineError, Notice, Timeout
 from rounds.engine import Round as Engine
 from rounds.engine.codec import dump_event
 from rounds.engine.round import BonusAssigned, Event
-from rounds.models import ENGINE_KINDS, Bet, Hand, Round, RoundEvent
+from rounds.models import ENDED, ENGINE_KINDS, Bet, Hand, Round, RoundEvent
 from rounds.selectors import dealer_outcome_key
 from stations.models import Station
 from tablehub import broadcast
@@ -158,6 +163,80 @@ def _in_this_transaction(round_id: int, seq: int, disown: bool = False) -> Live 
     return None
 
 
+class _HeldRound(threading.local):
+    """The round a batch's transaction locked at its start, in this thread."""
+
+    table_id: int | None = None
+    round: Round | None = None
+
+
+_HELD = _HeldRound()
+# The round fields the writer changes: restored on the held row when a change is refused
+# (its savepoint rolled back what it had written).
+_ROUND_STATE = ("last_seq", "phase", "settled_at", "step_key", "deadline")
+
+
+@contextmanager
+def holding_the_table(table_id: int) -> Iterator[Round | None]:
+    """One transaction for a batch of the table's station messages, holding the lock of the
+    table's open round (None: no round is open) from its start to its commit. Inside, the
+    writer and ``current_round`` use the held row instead of reading it again."""
+    assert _HELD.table_id is None, "a batch inside a batch"
+    with transaction.atomic():
+        round = (
+            Round.objects.select_for_update(of=("self",))
+            .select_related("table__jurisdiction", "config")
+            .filter(table_id=table_id)
+            .exclude(phase__in=ENDED)
+            .order_by("-pk")
+            .first()
+        )
+        _HELD.table_id, _HELD.round = table_id, round
+        try:
+            yield round
+        finally:
+            _HELD.table_id = _HELD.round = None
+
+
+def current_round(table_id: int) -> Round | None:
+    """The table's round that is not over (betting or in play), if any: the held row inside
+    ``holding_the_table``."""
+    if _HELD.table_id == table_id:
+        held = _HELD.round
+        return held if held is not None and held.phase not in ENDED else None
+    return Round.objects.filter(table_id=table_id).exclude(phase__in=ENDED).order_by("-pk").first()
+
+
+def _held(round_id: int) -> Round | None:
+    held = _HELD.round
+    return held if held is not None and held.pk == round_id else None
+
+
+def _locked(round_id: int) -> Round:
+    """The round's row, locked until this transaction ends."""
+    return _held(round_id) or Round.objects.select_for_update().get(pk=round_id)
+
+
+def locked_round(round_id: int) -> Round | None:
+    """The round's row (None: no such round), locked until this transaction ends: the one
+    to hand back to the writer's functions that take a locked round (inside a batch, the
+    row the batch holds; another copy would be out of date)."""
+    return _held(round_id) or Round.objects.select_for_update().filter(pk=round_id).first()
+
+
+@contextmanager
+def _restored_if_refused(round: Round) -> Iterator[None]:
+    """A refused change leaves the round as it was: the caller's savepoint rolls back the
+    rows, this puts back the fields of the row object (the held row lives on in its batch)."""
+    before = {name: getattr(round, name) for name in _ROUND_STATE}
+    try:
+        yield
+    except BaseException:
+        for name, value in before.items():
+            setattr(round, name, value)
+        raise
+
+
 def forget_cached_engines() -> None:
     """Drop every engine this process holds (as after a restart, or in another process):
     the next use of each round replays its event log."""
@@ -197,7 +276,7 @@ def lock_for_betting(round_id: int) -> Round:
     """Lock the round for a change of bets: a change racing the close of bets is either in
     before it or refused (``bets_closed``). The caller applied a late expiry first
     (``expire_if_late``), so a change after the betting deadline is refused too."""
-    round = Round.objects.select_for_update().get(pk=round_id)
+    round = _locked(round_id)
     if round.phase != Round.Phase.BETTING:
         raise EngineError("bets are closed", code="bets_closed")
     return round
@@ -216,8 +295,9 @@ def set_bets(round: Round, station: Station, stakes: Mapping[tuple[int, str], De
 def close_bets(round_id: int) -> list[Notice]:
     """Close bets: build the engine round, take every stake through the ledger."""
     with transaction.atomic():
-        round = Round.objects.select_for_update().get(pk=round_id)
-        return _close_bets(round)
+        round = _locked(round_id)
+        with _restored_if_refused(round):
+            return _close_bets(round)
 
 
 def _close_bets(round: Round) -> list[Notice]:
@@ -254,7 +334,7 @@ def record(round_id: int, event: Event, at: datetime | None = None) -> list[Noti
     step's timeout."""
     notices: list[Notice] = []
     if not isinstance(event, Timeout):
-        step = Round.objects.only("deadline", "step_key").get(pk=round_id)
+        step = _held(round_id) or Round.objects.only("deadline", "step_key").get(pk=round_id)
         late = _past_deadline(step, at or timezone.now())
         # The expiry stands on its own: it is committed even if the late command is refused.
         notices = expire(round_id, step.step_key) if late else []
@@ -262,9 +342,10 @@ def record(round_id: int, event: Event, at: datetime | None = None) -> list[Noti
             assert step.deadline is not None  # a step past its deadline has one
             raise TooLate(at, step.deadline)
     with transaction.atomic():
-        round = Round.objects.select_for_update().get(pk=round_id)
+        round = _locked(round_id)
         try:
-            return notices + _record(round, event)
+            with _restored_if_refused(round):
+                return notices + _record(round, event)
         except EngineError as exc:
             if at is not None and isinstance(event, Decision) and exc.code == "not_your_turn":
                 # Its step timed out while the answer waited: late, not out of turn.
@@ -295,7 +376,7 @@ def expire(round_id: int, step_key: str) -> list[Notice]:
     received before the deadline is still being handled (rounds/receipts.py), the expiry
     waits: it is tried again a moment later."""
     with transaction.atomic():
-        round = Round.objects.select_for_update().filter(pk=round_id).first()
+        round = locked_round(round_id)
         if round is None or not step_key or round.step_key != step_key or is_halted(round):
             return []  # already answered, halted, or gone (a removed replay table)
         now = timezone.now()
@@ -309,15 +390,16 @@ def expire(round_id: int, step_key: str) -> list[Notice]:
             if receipts.waiting_before(round.table_id, round.deadline, now):
                 timers.schedule(round.pk, step_key, now + timedelta(seconds=RECHECK_SECONDS))
                 return []
-        if round.phase == Round.Phase.BETTING:
-            return _close_bets(round)
-        return _record(round, Timeout())
+        with _restored_if_refused(round):
+            if round.phase == Round.Phase.BETTING:
+                return _close_bets(round)
+            return _record(round, Timeout())
 
 
 def expire_if_late(round_id: int, at: datetime | None = None) -> list[Notice]:
     """Apply the current step's expiry when a command received ``at`` (now, if not given)
     came after its deadline (a timer may be late)."""
-    round = Round.objects.only("deadline", "step_key").get(pk=round_id)
+    round = _held(round_id) or Round.objects.only("deadline", "step_key").get(pk=round_id)
     if not _past_deadline(round, at or timezone.now()):
         return []  # on time: the step is still open for it
     return expire(round_id, round.step_key)
@@ -350,7 +432,11 @@ def read(round_id: int, look: Callable[[Engine], T]) -> T:
     """``look(engine)`` on the round's engine as committed (or as this transaction has it,
     inside one), with no other thread changing it meanwhile. ``look`` must not keep the
     engine or change it; every change goes through the writer."""
-    seq = Round.objects.values_list("last_seq", flat=True).get(pk=round_id)
+    held = _held(round_id)
+    if held is not None:
+        seq = held.last_seq
+    else:
+        seq = Round.objects.values_list("last_seq", flat=True).get(pk=round_id)
     mine = _in_this_transaction(round_id, seq)
     if mine is not None:
         return look(mine.engine)
@@ -564,6 +650,8 @@ def _open_next_round_on_commit(round: Round) -> None:
 
 
 def _append(round: Round, kind: str, payload: dict[str, Any]) -> RoundEvent:
+    held = _held(round.pk)
+    assert held is None or held is round, "a batch's round written through another copy"
     round.last_seq += 1
     return RoundEvent.objects.create(round=round, seq=round.last_seq, kind=kind, payload=payload)
 

@@ -4,8 +4,9 @@ Each server process keeps one batch per table. A message joins the table's batch
 batch is being written (one transaction, on the database thread), the messages that arrive
 wait, and the next batch takes all of them at once. A lone message on a quiet table is
 written at once, so batching adds no wait. Inside a batch every message is handled as it
-would be alone (``stations.commands.handle``: its own savepoint, its own reply, idempotent
-by its client_id), in receipt order; the batch commits once, and only then are the replies
+would be alone (``stations.commands.handle_batch``: its own reply, idempotent by its
+client_id), in receipt order, under one lock of the table's open round taken at the start;
+the batch commits once, and only then are the replies
 returned and the table's events sent (on commit). If the batch fails as a whole (the
 database, not a refused message), each message is handled again on its own, so that one
 failure costs no other message its answer.
@@ -21,9 +22,9 @@ from datetime import datetime
 from typing import Any
 
 from channels.db import database_sync_to_async
-from django.db import transaction
+from django.db import IntegrityError
 
-from stations.commands import handle
+from stations.commands import handle_batch
 from stations.models import Station
 
 log = logging.getLogger("tablehub.stations")
@@ -49,18 +50,27 @@ def write(batch: list[Message]) -> list[dict[str, Any] | BaseException]:
     """Handle a batch in one transaction; each message's reply (or the exception it raised,
     when it had to be handled alone)."""
     try:
-        with transaction.atomic():
-            return [handle(m.station, m.content, m.received_at) for m in batch]
+        return list(handle_batch([(m.station, m.content, m.received_at) for m in batch]))
     except Exception:
         if len(batch) > 1:
             log.warning("a batch of %d messages failed: each is handled alone", len(batch))
     results: list[dict[str, Any] | BaseException] = []
     for message in batch:
         try:
-            results.append(handle(message.station, message.content, message.received_at))
+            results.append(_alone(message))
         except Exception as exc:  # this message's own failure: its consumer answers it
             results.append(exc)
     return results
+
+
+def _alone(message: Message) -> dict[str, Any]:
+    one = [(message.station, message.content, message.received_at)]
+    try:
+        return handle_batch(one)[0]
+    except IntegrityError:
+        # Another process stored a reply to the same client_id meanwhile (two sockets of
+        # one station): answered again, this time from that stored reply.
+        return handle_batch(one)[0]
 
 
 class TableBatch:

@@ -16,7 +16,7 @@ from datetime import datetime
 from decimal import Decimal
 from typing import Any
 
-from django.db import IntegrityError, transaction
+from django.db import transaction
 from django.utils import timezone
 
 from payouts import ledger
@@ -26,7 +26,7 @@ from rounds.engine import Bet as EngineBet
 from rounds.engine import Decision, EngineError, parse_money
 from rounds.engine import Round as Engine
 from rounds.engine.money import check_stake_limits, fmt
-from rounds.models import ENDED, Round
+from rounds.models import Round
 from stations.models import BetSlip, Station, StationCommand
 from stations.selectors import (
     dealer_history,
@@ -59,41 +59,76 @@ def handle(
     """Answer one client message (exactly one reply; a resent one is not applied twice).
     ``received_at``: when its frame arrived (now, if not given); it decides whether the
     message was on time (rounds/receipts.py)."""
-    at = received_at or timezone.now()
-    client_id = message.get("client_id")
-    if not isinstance(client_id, str) or not 1 <= len(client_id) <= MAX_CLIENT_ID:
-        return _reply(
-            None,
-            EngineError(
-                "client_id must be a string of 1 to 64 characters", station.name, code="bad_message"
-            ),
-        )
-    # One transaction for the command, its effects and its stored reply: a process that dies
-    # half-way leaves nothing, and the station's resend (same client_id) runs it afresh.
-    with transaction.atomic():
-        try:
-            with transaction.atomic():
-                StationCommand.objects.create(station=station, client_id=client_id, reply=PENDING)
-        except IntegrityError:
-            stored = StationCommand.objects.get(station=station, client_id=client_id).reply
-            if stored == PENDING:  # only from before commands were one transaction
-                return _reply(
-                    client_id,
-                    EngineError(
-                        "this message is still being handled", station.name, code="in_progress"
-                    ),
-                )
-            return stored | {"resent": True}
-        try:
-            _dispatch(station, message, at)
-            # A command's reply carries the live state; the table's set-up and the histories,
-            # which change only between rounds, come with ``join`` and ``state``.
-            full = message.get("type") == "state"
-            reply = _reply(client_id, None, station_state(station, full=full))
-        except EngineError as exc:
-            reply = _reply(client_id, exc.at(station.name))
-        StationCommand.objects.filter(station=station, client_id=client_id).update(reply=reply)
-    return reply
+    return handle_batch([(station, message, received_at or timezone.now())])[0]
+
+
+Received = tuple[Station, dict[str, Any], datetime]  # a station, its message, its receipt time
+
+
+def handle_batch(messages: list[Received]) -> list[dict[str, Any]]:
+    """Answer messages of one table's stations, in their order, in one transaction holding
+    the table's open round (stations/batches.py): each message's reply as if it were alone.
+    A message resent with a client_id already answered, in an earlier transaction or earlier
+    in this one, gets the stored reply again and is not applied twice. Anything but a
+    refusal (EngineError) fails the whole transaction: nothing of it is written."""
+    table_ids = {station.table_id for station, _message, _at in messages}
+    assert len(table_ids) == 1, "one table's messages"
+    replies: list[dict[str, Any]] = []
+    # One transaction for the commands, their effects and their stored replies: a process that
+    # dies half-way leaves nothing, and the stations' resends run them afresh.
+    with writer.holding_the_table(table_ids.pop()):
+        answered = _answered(messages)
+        new: dict[tuple[int, str], StationCommand] = {}
+        for station, message, at in messages:
+            client_id = message.get("client_id")
+            if not isinstance(client_id, str) or not 1 <= len(client_id) <= MAX_CLIENT_ID:
+                error = "client_id must be a string of 1 to 64 characters"
+                replies.append(_reply(None, EngineError(error, station.name, code="bad_message")))
+                continue
+            key = (station.pk, client_id)
+            if key in new:
+                replies.append(new[key].reply | {"resent": True})
+                continue
+            if key in answered:
+                replies.append(_stored(station, client_id, answered[key]))
+                continue
+            reply = _answer(station, message, at, client_id)
+            new[key] = StationCommand(station=station, client_id=client_id, reply=reply)
+            replies.append(reply)
+        # A second process answering the same client_id meanwhile makes this insert fail:
+        # then this whole transaction is undone, and the resend is answered from its reply.
+        StationCommand.objects.bulk_create(new.values())
+    return replies
+
+
+def _answered(messages: list[Received]) -> dict[tuple[int, str], Any]:
+    """The stored replies of the messages' client_ids already answered, by (station, id)."""
+    wanted = {(s.pk, m.get("client_id")) for s, m, _at in messages}
+    stored = StationCommand.objects.filter(
+        station_id__in={pk for pk, _id in wanted},
+        client_id__in={cid for _pk, cid in wanted if isinstance(cid, str)},
+    ).values_list("station_id", "client_id", "reply")
+    return {(pk, cid): reply for pk, cid, reply in stored if (pk, cid) in wanted}
+
+
+def _stored(station: Station, client_id: str, reply: Any) -> dict[str, Any]:
+    if reply == PENDING:  # only from before commands were one transaction
+        error = EngineError("this message is still being handled", station.name, code="in_progress")
+        return _reply(client_id, error)
+    return reply | {"resent": True}
+
+
+def _answer(
+    station: Station, message: dict[str, Any], at: datetime, client_id: str
+) -> dict[str, Any]:
+    try:
+        _dispatch(station, message, at)
+    except EngineError as exc:
+        return _reply(client_id, exc.at(station.name))
+    # A command's reply carries the live state; the table's set-up and the histories, which
+    # change only between rounds, come with ``join`` and ``state``.
+    full = message.get("type") == "state"
+    return _reply(client_id, None, station_state(station, full=full))
 
 
 def _reply(client_id: str | None, error: EngineError | None, state: Any = None) -> dict[str, Any]:
@@ -119,14 +154,14 @@ def _dispatch(station: Station, message: dict[str, Any], at: datetime) -> None:
 
 
 def open_round(station: Station) -> Round | None:
-    return station.table.rounds.exclude(phase__in=ENDED).order_by("-pk").first()
+    return writer.current_round(station.table_id)
 
 
 def _betting_round(station: Station, at: datetime | None) -> Round:
     round = open_round(station)
     if round is not None:
         writer.expire_if_late(round.pk, at)
-        round.refresh_from_db()
+        round = open_round(station)  # as the expiry left it
     if round is None or round.phase != Round.Phase.BETTING:
         raise EngineError("bets are closed", code="bets_closed")
     return round

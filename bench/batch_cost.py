@@ -1,0 +1,129 @@
+"""What a station message costs on the database thread: a table of N stations, every station's
+bet and then every station's decision written in batches (``stations.batches.write``, as the
+server writes a burst), timed per batch, with the queries of one batch counted and, with
+``--profile``, the functions that take the time.
+
+    .venv/bin/python bench/batch_cost.py --stations 200
+    DATABASE_URL=postgres://postgres@127.0.0.1:5432/tablehub_bench \
+        .venv/bin/python bench/batch_cost.py --stations 200
+
+No server and no sockets: only the writing, so the figures say what the database thread can
+do, the ceiling of a burst's replies per second.
+"""
+
+from __future__ import annotations
+
+import argparse
+import cProfile
+import os
+import pstats
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+
+def environment() -> None:
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "tablehub.settings")
+    os.environ.setdefault("TABLEHUB_TIMERS", "none")
+    os.environ.setdefault("SECRET_KEY", "bench-only")
+    os.environ.setdefault("DEBUG", "false")
+    if "DATABASE_URL" not in os.environ:
+        workdir = Path(tempfile.mkdtemp(prefix="tablehub-batch-"))
+        os.environ["DATABASE_URL"] = f"sqlite:///{workdir / 'bench.sqlite3'}"
+
+
+def timed_batches(
+    messages: list[tuple[Any, dict[str, Any]]], size: int, profile: cProfile.Profile | None
+) -> tuple[list[float], int, list[dict[str, Any]]]:
+    """Write ``messages`` in batches of ``size``: the seconds of each message (its batch's time
+    shared out), the queries of the first full batch, and the replies."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+    from django.utils import timezone
+
+    from stations import batches
+
+    per_message: list[float] = []
+    replies: list[dict[str, Any]] = []
+    queries = 0
+    for start in range(0, len(messages), size):
+        chunk = [batches.Message.__new__(batches.Message) for _ in messages[start : start + size]]
+        for message, (station, content) in zip(chunk, messages[start : start + size], strict=True):
+            message.station, message.content, message.received_at = station, content, timezone.now()
+        with CaptureQueriesContext(connection) as captured:
+            began = time.perf_counter()
+            if profile is not None:
+                profile.enable()
+            results = batches.write(chunk)
+            if profile is not None:
+                profile.disable()
+            took = time.perf_counter() - began
+        if start == 0:
+            queries = len(captured.captured_queries)
+        per_message += [took / len(chunk)] * len(chunk)
+        replies += [r for r in results if isinstance(r, dict)]
+    return per_message, queries, replies
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--stations", type=int, default=200)
+    parser.add_argument("--batch", type=int, default=32)
+    parser.add_argument("--profile", action="store_true", help="print the top functions")
+    options = parser.parse_args()
+    environment()
+    import django
+
+    django.setup()
+    from bench.fanout import new_round, set_up_table
+    from rounds import writer
+    from rounds.engine import CardDrawn, parse_card
+    from stations.models import Station
+
+    table_id, names = set_up_table(options.stations)
+    # As a joined socket holds its station: the table and its jurisdiction read once.
+    joined = Station.objects.filter(table_id=table_id).select_related("table__jurisdiction")
+    stations = {s.name: s for s in joined}
+    round_id = new_round(table_id)
+    profile = cProfile.Profile() if options.profile else None
+    database = os.environ["DATABASE_URL"].split(":", 1)[0]
+    print(f"{options.stations} stations, batches of {options.batch}, {database}")
+
+    bets = [
+        (stations[name], {"type": "place", "client_id": "b", "box": 1, "amount": "10"})
+        for name in names
+    ]
+    seconds, queries, replies = timed_batches(bets, options.batch, profile)
+    assert all(r["ok"] for r in replies), [r for r in replies if not r["ok"]][:3]
+    report("bet", seconds, queries, options.batch)
+
+    writer.close_bets(round_id)
+    for card in "TS 9D 6H 7C".split():  # 10 6 against a dealer 9: every station is asked
+        writer.record(round_id, CardDrawn(parse_card(card)))
+    decisions = [
+        (stations[name], {"type": "decide", "client_id": "d", "action": "stand"}) for name in names
+    ]
+    seconds, queries, replies = timed_batches(decisions, options.batch, profile)
+    assert all(r["ok"] for r in replies), [r for r in replies if not r["ok"]][:3]
+    report("decision", seconds, queries, options.batch)
+
+    if profile is not None:
+        pstats.Stats(profile).sort_stats("cumulative").print_stats(40)
+
+
+def report(what: str, seconds: list[float], queries: int, size: int) -> None:
+    ms = sorted(s * 1000 for s in seconds)
+    print(
+        f"  {what}: {statistics.median(ms):.2f} ms a message (median of batches),"
+        f" {sum(ms):.0f} ms for all {len(ms)}; {queries / size:.1f} queries a message"
+        f" ({queries} in a batch of {size})"
+    )
+
+
+if __name__ == "__main__":
+    main()
