@@ -2,7 +2,7 @@
 
     .venv/bin/python bench/fanout.py [--stations 50 200 500] [--scans 50]
         [--modes fanout decisions bets deadline] [--window-ms 500] [--decision-timer 5]
-        [--clock prompt|ping] [--seed 1] [--gc-log]
+        [--clock prompt|ping] [--seed 1] [--gc-log] [--processes 1]
 
 For each N: starts daphne on 127.0.0.1 (embedded default: SQLite, in-memory channel layer;
 with REDIS_URL set, the Redis layer), connects N stations over real websockets (the
@@ -30,6 +30,10 @@ server's resident memory is read before and after: per station), and opens a rou
   production. Reported: the time from each answer sent to its reply, and the on-time
   decisions lost: answers sent at or before the deadline (server's clock) that were refused,
   or that the round's event log shows answered by the step's timeout instead.
+
+With ``--processes P`` (the production stack: DATABASE_URL and REDIS_URL) P daphne processes
+serve the table and station k joins process k mod P, as a load balancer spreads them; the
+reader and the deadline's probe use the first. The memory is the sum over the P processes.
 
 With ``--gc-log`` the server runs with its garbage collections logged, and the report lists
 those around the deadline (a collection stops the server's event loop: frames wait unstamped).
@@ -433,11 +437,12 @@ class Options:
     clock: str  # how a station knows the server's clock: "prompt" or "ping"
     seed: int
     gc_log: bool  # the server logs its garbage collections (``logged_server``)
+    processes: int = 1  # daphne processes sharing the stations (needs REDIS_URL when > 1)
 
 
 async def measure(
-    port: int,
-    server_pid: int,
+    ports: list[int],
+    server_pids: list[int],
     table_id: int,
     names: list[str],
     options: Options,
@@ -453,11 +458,19 @@ async def measure(
     n = len(names)
     slow = 60.0 + 0.1 * n  # the longest wait for one reply or event in a burst
     result: dict[str, Any] = {}
-    url = f"ws://127.0.0.1:{port}/ws/tables/{table_id}"
+    # Station k joins server process k mod P (as a load balancer spreads them); the reader,
+    # the probe and the timers use the first.
+    urls = [f"ws://127.0.0.1:{port}/ws/tables/{table_id}" for port in ports]
+    url = urls[0]
     origin = Origin("http://127.0.0.1")
+    spread = iter(range(len(names)))
+
+    def server_rss() -> int:
+        return sum(rss_kib(pid) for pid in server_pids)
 
     async def join(name: str) -> Station:
-        ws = await websockets.connect(f"{url}/station/", origin=origin, max_queue=None)
+        server_url = urls[next(spread) % len(urls)]
+        ws = await websockets.connect(f"{server_url}/station/", origin=origin, max_queue=None)
         station = Station(ws, name)
         message = {"type": "join", "client_id": "j", "station": name, "credential": name}
         await ws.send(json.dumps(message))
@@ -467,13 +480,13 @@ async def measure(
         return station
 
     await asyncio.sleep(1.0)  # the server's start-up is over
-    rss = [rss_kib(server_pid)]
+    rss = [server_rss()]
     stations = [await join(names[0])]  # the first join also loads the consumer's code
-    rss.append(rss_kib(server_pid))
+    rss.append(server_rss())
     for name in names[1:]:
         stations.append(await join(name))
     await asyncio.sleep(1.0)
-    rss.append(rss_kib(server_pid))
+    rss.append(server_rss())
     result["rss"] = rss
 
     # Round 1: the bet burst, the scans, the deal and the decision burst.
@@ -703,11 +716,11 @@ def gc_report(log_path: Path, deadline: float | None) -> list[str]:
 def run(n: int, options: Options, env: dict[str, str], timers: str) -> None:
     started = time.monotonic()
     table_id, names = set_up_table(n)
-    port, reference_port = free_port(), free_port()
+    ports, reference_port = [free_port() for _ in range(options.processes)], free_port()
     gc_log = Path(tempfile.mkdtemp(prefix="tablehub-gc-")) / "gc.log"
     launcher = [__file__, "--gc-logged-server", str(gc_log)] if options.gc_log else None
-    server = start_daphne(port, env, launcher)
-    processes = [server]
+    servers = [start_daphne(port, env, launcher) for port in ports]
+    processes = list(servers)
     processes.append(
         subprocess.Popen(
             [sys.executable, __file__, "--reference-server", str(reference_port)], cwd=ROOT
@@ -716,10 +729,13 @@ def run(n: int, options: Options, env: dict[str, str], timers: str) -> None:
     if timers == "celery":
         processes.append(start_worker(env))
     try:
-        wait_for_port(port)
+        for port in ports:
+            wait_for_port(port)
         wait_for_port(reference_port)
+        reference_pid = processes[len(servers)].pid
+        server_pids = [server.pid for server in servers]
         result = asyncio.run(
-            measure(port, server.pid, table_id, names, options, reference_port, processes[1].pid)
+            measure(ports, server_pids, table_id, names, options, reference_port, reference_pid)
         )
     finally:
         for process in processes:
@@ -727,7 +743,8 @@ def run(n: int, options: Options, env: dict[str, str], timers: str) -> None:
             process.wait()
     layer = "Redis" if os.environ.get("REDIS_URL") else "in-memory"
     database = os.environ["DATABASE_URL"].partition(":")[0]
-    print(f"N = {n} stations ({database}, {layer} channel layer, {timers} timers)")
+    servers_used = f"{options.processes} server processes, " if options.processes > 1 else ""
+    print(f"N = {n} stations ({servers_used}{database}, {layer} channel layer, {timers} timers)")
     before, first, joined = result["rss"]
     print(
         f"  server RSS: {before / 1024:.1f} MiB before, {first / 1024:.1f} MiB after the first"
@@ -801,7 +818,16 @@ def main() -> None:
         action="store_true",
         help="the server logs its garbage collections; report those around the deadline",
     )
+    parser.add_argument(
+        "--processes",
+        type=int,
+        default=1,
+        help="daphne processes, stations spread over them in turn (more than 1 needs REDIS_URL"
+        " and DATABASE_URL: the processes share the channel layer and the database)",
+    )
     args = parser.parse_args()
+    if args.processes > 1 and not (os.environ.get("REDIS_URL") and os.environ.get("DATABASE_URL")):
+        parser.error("--processes > 1 needs REDIS_URL and DATABASE_URL (the production stack)")
     options = Options(
         args.scans,
         set(args.modes),
@@ -810,6 +836,7 @@ def main() -> None:
         args.clock,
         args.seed,
         args.gc_log,
+        args.processes,
     )
     env, timers = bench_environment()
     for n in args.stations:

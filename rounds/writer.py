@@ -335,12 +335,13 @@ def record(round_id: int, event: Event, at: datetime | None = None) -> list[Noti
     notices: list[Notice] = []
     if not isinstance(event, Timeout):
         step = _held(round_id) or Round.objects.only("deadline", "step_key").get(pk=round_id)
+        step_key, deadline = step.step_key, step.deadline  # before the expiry moves them on
         late = _past_deadline(step, at or timezone.now())
         # The expiry stands on its own: it is committed even if the late command is refused.
-        notices = expire(round_id, step.step_key) if late else []
+        notices = expire(round_id, step_key) if late else []
         if late and at is not None and isinstance(event, Decision):
-            assert step.deadline is not None  # a step past its deadline has one
-            raise TooLate(at, step.deadline)
+            assert deadline is not None  # a step past its deadline has one
+            raise TooLate(at, deadline)
     with transaction.atomic():
         round = _locked(round_id)
         try:
@@ -349,10 +350,26 @@ def record(round_id: int, event: Event, at: datetime | None = None) -> list[Noti
         except EngineError as exc:
             if at is not None and isinstance(event, Decision) and exc.code == "not_your_turn":
                 # Its step timed out while the answer waited: late, not out of turn.
-                timed_out = round.events.filter(kind=RoundEvent.Kind.TIMEOUT, created_at__gt=at)
-                if timed_out.exists():
+                if timed_out_after(round.table_id, at, exc.station):
                     raise TooLate(at, None, exc.station) from None
             raise
+
+
+def timed_out_after(table_id: int, at: datetime, station: str | None) -> bool:
+    """Whether a step of the table's last round that ``station`` played timed out after
+    ``at``: an answer received at ``at`` that finds no question open came too late (the
+    timeout answered for it, the round may even be over), not out of turn."""
+    last = (
+        Round.objects.filter(table_id=table_id, bets__station__name=station)
+        .exclude(phase=Round.Phase.BETTING)
+        .order_by("-pk")
+        .values_list("pk", flat=True)
+        .first()
+    )
+    if last is None:
+        return False
+    timeouts = RoundEvent.objects.filter(round_id=last, kind=RoundEvent.Kind.TIMEOUT)
+    return timeouts.filter(created_at__gt=at).exists()
 
 
 def _record(round: Round, event: Event) -> list[Notice]:

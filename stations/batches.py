@@ -6,8 +6,8 @@ wait, and the next batch takes all of them at once. A lone message on a quiet ta
 written at once, so batching adds no wait. Inside a batch every message is handled as it
 would be alone (``stations.commands.handle_batch``: its own reply, idempotent by its
 client_id), in receipt order, under one lock of the table's open round taken at the start;
-the batch commits once, and only then are the replies
-returned and the table's events sent (on commit). If the batch fails as a whole (the
+the batch commits once, and only then are the replies returned and the table's events sent
+(on commit, in one message: tablehub/broadcast.py). If the batch fails as a whole (the
 database, not a refused message), each message is handled again on its own, so that one
 failure costs no other message its answer.
 """
@@ -26,6 +26,7 @@ from django.db import IntegrityError
 
 from stations.commands import handle_batch
 from stations.models import Station
+from tablehub import broadcast
 
 log = logging.getLogger("tablehub.stations")
 
@@ -49,6 +50,11 @@ class Message:
 def write(batch: list[Message]) -> list[dict[str, Any] | BaseException]:
     """Handle a batch in one transaction; each message's reply (or the exception it raised,
     when it had to be handled alone)."""
+    with broadcast.one_send_per_commit():
+        return _write(batch)
+
+
+def _write(batch: list[Message]) -> list[dict[str, Any] | BaseException]:
     try:
         return list(handle_batch([(m.station, m.content, m.received_at) for m in batch]))
     except Exception:

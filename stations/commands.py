@@ -173,12 +173,15 @@ def _change_slip(station: Station, change, at: datetime | None = None) -> None:
     round = _betting_round(station, at)
     with transaction.atomic():
         round = writer.lock_for_betting(round.pk)  # bets close after us, or before
-        slip, _ = BetSlip.objects.select_for_update().get_or_create(round=round, station=station)
+        # No other writer can make this slip meanwhile: the round's lock is ours.
+        slip = BetSlip.objects.filter(round=round, station=station).first()
+        if slip is None:
+            slip = BetSlip(round=round, station=station)
         groups = change(list(slip.groups), round)
         totals = _totals(groups)
         _check_bets(station, round, totals)
         slip.groups = groups
-        slip.save(update_fields=["groups"])
+        slip.save()
         writer.set_bets(round, station, totals)
         # The croupier tablet shows who is betting; bets are private, so it is only told
         # that they changed and reads its own state.
@@ -364,6 +367,9 @@ def _let_it_play(station: Station, message: dict[str, Any], at: datetime) -> Non
 def _decide(station: Station, message: dict[str, Any], at: datetime) -> None:
     round = open_round(station)
     if round is None or round.phase in (Round.Phase.BETTING, Round.Phase.DEAL):
+        if writer.timed_out_after(station.table_id, at, station.name):
+            # Its round ended by the timeout while the answer waited (the next may be open).
+            raise writer.TooLate(at, None, station.name)
         raise EngineError("no question is open for this station", code="not_your_turn")
     action = message.get("action")
     if not isinstance(action, str):

@@ -1,19 +1,21 @@
 """Sending the engine's notices to the stations, after the transaction that caused them.
 
-Everything one commit says about a table (public notices, each station's private ones)
-goes as one channel-layer message to the table's group, whose members are the server
-processes' table hubs (tablehub/fanout.py); each event carries an id ``round.seq.n`` (the
-round, the RoundEvent that caused it, its place), so a client can tell what it missed and
-ask for the full state.
+Everything one commit says about a table (public notices, each station's private ones) goes
+as one channel-layer message to the table's group, whose members are the server processes'
+table hubs (tablehub/fanout.py); each event carries an id ``round.seq.n`` (the round, the
+RoundEvent that caused it, its place), so a client can tell what it missed and ask for the
+full state.
 
 Every send goes through the event loop the consumers receive on (remembered when one
 connects): the in-memory channel layer's queues belong to that loop, and a timer, a
-management command or a replay may publish from another thread or loop. The database
-thread waits until the loop has handed the message on (measured: letting it go on at once
-wins a little on many decisions at once but loses on the fan-out, which the two then share
-the interpreter for). A send that fails is logged, not raised: the commit stands, its events
-are in the round's event log, and the stations, whose sockets a failing layer closes
-(tablehub/fanout.py), get the whole state when they join again.
+management command or a replay may publish from another thread or loop. The database thread
+waits until the loop has handed the message on (measured: letting it go on at once wins a
+little on many decisions at once but loses on the fan-out, which the two then share the
+interpreter for). A batch of station messages (stations/batches.py) says what its commit
+caused in one send per table (``one_send_per_commit``), not one per message. A send that
+fails is logged, not raised: the commit stands, its events are in the round's event log,
+and the stations, whose sockets a failing layer closes (tablehub/fanout.py), get the whole
+state when they join again.
 """
 
 from __future__ import annotations
@@ -21,6 +23,9 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from asgiref.sync import async_to_sync
@@ -34,6 +39,38 @@ from tablehub.fanout import CROUPIER, PUBLIC, STATION, frames_message, table_gro
 log = logging.getLogger("tablehub.broadcast")
 
 _SERVER_LOOP: asyncio.AbstractEventLoop | None = None
+Frame = tuple[str, str | None, str]  # (audience, station name or None, text)
+
+
+class _Outbox(threading.local):
+    """Inside ``one_send_per_commit``: the frames this thread's commits have said, by table."""
+
+    frames: dict[int, list[Frame]] | None = None
+
+
+_OUTBOX = _Outbox()
+
+
+@contextmanager
+def one_send_per_commit() -> Iterator[None]:
+    """What the transactions inside commit is sent at the end, one message per table, in
+    the order it was said (a rolled-back transaction or savepoint says nothing: its
+    on-commit callbacks never run)."""
+    assert _OUTBOX.frames is None, "one_send_per_commit inside itself"
+    _OUTBOX.frames = {}
+    try:
+        yield
+    finally:
+        said, _OUTBOX.frames = _OUTBOX.frames, None
+        for table_id, frames in said.items():
+            _send(table_group(table_id), frames_message(frames))
+
+
+def _say(table_id: int, frames: list[Frame]) -> None:
+    if _OUTBOX.frames is not None:
+        _OUTBOX.frames.setdefault(table_id, []).extend(frames)
+    else:
+        _send(table_group(table_id), frames_message(frames))
 
 
 def remember_server_loop() -> bool:
@@ -53,7 +90,7 @@ def publish_on_commit(table_id: int, round_id: int, seq: int, notices: list[Noti
 
 
 def publish(table_id: int, round_id: int, seq: int, notices: list[Notice]) -> None:
-    frames: list[tuple[str, str | None, str]] = []  # (audience, station name or None, text)
+    frames: list[Frame] = []
     for n, notice in enumerate(notices):
         event: dict[str, Any] = {"type": "event", "id": f"{round_id}.{seq}.{n}", "round": round_id}
         event["event"] = notice.message
@@ -64,11 +101,11 @@ def publish(table_id: int, round_id: int, seq: int, notices: list[Notice]) -> No
             frames.append((PUBLIC, None, text))
         else:
             frames.append((STATION, notice.to, text))
-    _send(table_group(table_id), frames_message(frames))
+    _say(table_id, frames)
 
 
 def tell_croupier(table_id: int, message: dict[str, Any]) -> None:
-    _send(table_group(table_id), frames_message([(CROUPIER, None, json.dumps(message))]))
+    _say(table_id, [(CROUPIER, None, json.dumps(message))])
 
 
 def _send(group: str, message: dict[str, Any]) -> None:

@@ -4,15 +4,19 @@ across batches; a lone message on a quiet table is written at once; a batch that
 whole costs no other message its answer."""
 
 import asyncio
+import json
 
 import pytest
 from channels.db import database_sync_to_async
+from channels.layers import get_channel_layer
 from django.db import connections
 from django.utils import timezone
 
 from rounds.models import RoundEvent
 from stations import batches
 from stations.models import Station, StationCommand
+from tablehub import broadcast
+from tablehub.fanout import PUBLIC, STATION, table_group
 from tests.stations.test_receipt_time import (  # the same table: twelve stations on box 1
     STATIONS,
     HeldBack,
@@ -103,3 +107,33 @@ def test_a_batch_that_fails_as_a_whole_answers_every_other_message(table):  # no
     assert [r["ok"] for r in (results[0], results[2])] == [True, True]
     assert isinstance(results[1], Exception)
     assert StationCommand.objects.filter(station__name="s00").count() == 2
+
+
+@pytest.mark.django_db(transaction=True)
+async def test_a_batch_says_what_its_commit_caused_in_one_message_to_the_table(table):  # noqa: F811
+    """Every station's own event of a batch, and the public one its last answer caused, go
+    to the table's hubs as one channel-layer message after the commit, in the order written."""
+    await database_sync_to_async(deal_to_the_first_decision)(table)
+    broadcast.remember_server_loop()  # the database thread sends through this loop
+    layer = get_channel_layer()
+    listener = await layer.new_channel()
+    await layer.group_add(table_group(table.pk), listener)
+    stations = await database_sync_to_async(
+        lambda: list(Station.objects.filter(table=table).select_related("table").order_by("name"))
+    )()
+    now = timezone.now()
+    batch = [
+        batches.Message(station, {"type": "decide", "action": "hit", "client_id": "h"}, now)
+        for station in stations
+    ]
+    results = await database_sync_to_async(batches.write)(batch)
+    assert [r["ok"] for r in results] == [True] * STATIONS
+    message = await asyncio.wait_for(layer.receive(listener), 5)
+    frames = [(audience, to, json.loads(text)["event"]) for audience, to, text in message["frames"]]
+    own = [(to, event["hand"]["cards"]) for audience, to, event in frames if audience == STATION]
+    assert own == [(f"s{n:02d}", ["TS", "6H"]) for n in range(STATIONS)]
+    public = [event for audience, _to, event in frames if audience == PUBLIC]
+    assert public == [{"type": "dealer", "prompt": "draw a card", "card_for": "hands"}]
+    with pytest.raises(asyncio.TimeoutError):  # nothing more: one message for the commit
+        await asyncio.wait_for(layer.receive(listener), 0.3)
+    await layer.group_discard(table_group(table.pk), listener)

@@ -232,3 +232,35 @@ async def test_an_answer_that_waited_while_its_step_timed_out_is_too_late(table)
     assert reply["error"]["code"] == "too_late"  # not "not_your_turn": its step timed out
     assert datetime.fromisoformat(reply["error"]["received_at"]) > round.deadline
     await ws.disconnect()
+
+
+@pytest.mark.django_db(transaction=True)
+async def test_an_answer_that_waited_while_its_round_timed_out_and_ended_is_too_late(table):
+    """Received after the deadline and handled once the timeout has ended the round and bets
+    are open for the next: still ``too_late``, not ``not_your_turn``."""
+    round = await database_sync_to_async(deal_to_the_first_decision)(table)
+    ws, frames = await join(table, "s00")
+    held = HeldBack()
+    server = await held.hold()
+    await wait_until(round.deadline)
+    await ws.send_json_to({"type": "decide", "action": "hit", "client_id": "late"})
+    await asyncio.sleep(0.1)  # received after the deadline, waiting behind the held thread
+
+    def time_out_and_finish() -> str:
+        try:
+            assert writer.expire(round.pk, round.step_key) != []  # every station stands
+            writer.record(round.pk, CardDrawn(parse_card("5D")))  # the dealer's 9 7 5
+            return Round.objects.get(pk=round.pk).phase
+        finally:
+            connection.close()
+
+    assert await asyncio.to_thread(time_out_and_finish) == "settled"
+    held.release()
+    await server
+    while True:
+        reply = await ws.receive_json_from(timeout=10)
+        if reply.get("type") == "reply" and reply.get("client_id") == "late":
+            break
+    assert reply["error"]["code"] == "too_late"
+    assert datetime.fromisoformat(reply["error"]["received_at"]) > round.deadline
+    await ws.disconnect()
