@@ -237,6 +237,28 @@ def _restored_if_refused(round: Round) -> Iterator[None]:
         raise
 
 
+class _Unchanged(Exception):
+    """The engine refused an input before changing anything: the refusal, and the engine,
+    still good, on its way out of the savepoint that is rolled back (which drops this
+    transaction's claim on it)."""
+
+    def __init__(self, refusal: EngineError, live: Live) -> None:
+        super().__init__(refusal)
+        self.refusal, self.live = refusal, live
+
+
+@contextmanager
+def _kept_if_unchanged() -> Iterator[None]:
+    """Outside a writer's savepoint: an input the engine refused leaves the engine to the
+    enclosing transaction (a batch's next message uses it instead of replaying the round),
+    and raises the refusal."""
+    try:
+        yield
+    except _Unchanged as unchanged:
+        _own(unchanged.live)
+        raise unchanged.refusal from None
+
+
 def forget_cached_engines() -> None:
     """Drop every engine this process holds (as after a restart, or in another process):
     the next use of each round replays its event log."""
@@ -342,17 +364,17 @@ def record(round_id: int, event: Event, at: datetime | None = None) -> list[Noti
         if late and at is not None and isinstance(event, Decision):
             assert deadline is not None  # a step past its deadline has one
             raise TooLate(at, deadline)
-    with transaction.atomic():
-        round = _locked(round_id)
-        try:
+    try:
+        with _kept_if_unchanged(), transaction.atomic():
+            round = _locked(round_id)
             with _restored_if_refused(round):
                 return notices + _record(round, event)
-        except EngineError as exc:
-            if at is not None and isinstance(event, Decision) and exc.code == "not_your_turn":
-                # Its step timed out while the answer waited: late, not out of turn.
-                if timed_out_after(round.table_id, at, exc.station):
-                    raise TooLate(at, None, exc.station) from None
-            raise
+    except EngineError as exc:
+        if at is not None and isinstance(event, Decision) and exc.code == "not_your_turn":
+            # Its step timed out while the answer waited: late, not out of turn.
+            if timed_out_after(round.table_id, at, exc.station):
+                raise TooLate(at, None, exc.station) from None
+        raise
 
 
 def timed_out_after(table_id: int, at: datetime, station: str | None) -> bool:
@@ -379,7 +401,13 @@ def _record(round: Round, event: Event) -> list[Notice]:
             code="round_halted",
         )
     live = _locked_live(round)
-    notices = list(_apply(round, live, event))  # a copy: the published list must not grow
+    seq = round.last_seq
+    try:
+        notices = list(_apply(round, live, event))  # a copy: the published list must not grow
+    except EngineError as refusal:
+        if round.last_seq == seq:  # refused before anything was written: the engine is as it was
+            raise _Unchanged(refusal, live) from None
+        raise
     for station, box, multipliers in live.engine.awaiting_bonus:
         # In For 6: the server assigns the hidden multipliers before anyone picks.
         order = bonus.assign_multipliers(station, box, multipliers)
@@ -392,7 +420,7 @@ def expire(round_id: int, step_key: str) -> list[Notice]:
     Idempotent: nothing happens when the round is no longer at that step. While a command
     received before the deadline is still being handled (rounds/receipts.py), the expiry
     waits: it is tried again a moment later."""
-    with transaction.atomic():
+    with _kept_if_unchanged(), transaction.atomic():
         round = locked_round(round_id)
         if round is None or not step_key or round.step_key != step_key or is_halted(round):
             return []  # already answered, halted, or gone (a removed replay table)

@@ -9,7 +9,8 @@ import json
 import pytest
 from channels.db import database_sync_to_async
 from channels.layers import get_channel_layer
-from django.db import connections
+from django.db import connection, connections
+from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from rounds.models import RoundEvent
@@ -137,3 +138,32 @@ async def test_a_batch_says_what_its_commit_caused_in_one_message_to_the_table(t
     with pytest.raises(asyncio.TimeoutError):  # nothing more: one message for the commit
         await asyncio.wait_for(layer.receive(listener), 0.3)
     await layer.group_discard(table_group(table.pk), listener)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_refused_answer_leaves_the_engine_to_the_batch_and_costs_no_replay(table):  # noqa: F811
+    """The engine refuses before changing anything, so the next message of the batch goes
+    on with it: no message after a refusal reads the round's event log again."""
+    round = deal_to_the_first_decision(table)
+    stations = {s.name: s for s in Station.objects.filter(table=table).select_related("table")}
+    answers = [("s00", "fly", "a"), ("s01", "hit", "b"), ("s00", "hit", "c")]
+
+    async def build() -> list[batches.Message]:
+        now = timezone.now()
+        return [
+            batches.Message(stations[name], {"type": "decide", "action": a, "client_id": c}, now)
+            for name, a, c in answers
+        ]
+
+    messages = asyncio.run(build())
+    with CaptureQueriesContext(connection) as queries:
+        results = batches.write(messages)
+    assert [r["ok"] for r in results] == [False, True, True]
+    assert results[0]["error"]["code"] == "unknown_action"
+    log_reads = [q["sql"] for q in queries if 'FROM "rounds_roundevent"' in q["sql"]]
+    assert log_reads == []
+    decisions = RoundEvent.objects.filter(round=round, kind="decision").order_by("seq")
+    assert [(d.payload["station"], d.payload["action"]) for d in decisions] == [
+        ("s01", "hit"),
+        ("s00", "hit"),
+    ]
