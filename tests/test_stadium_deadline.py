@@ -53,13 +53,16 @@ def stadium(transactional_db, settings):
     # No betting timer (bets close by hand here; one would outlive the test): the decision
     # step's timer is armed when the cards are dealt (``deal``).
     settings.TABLEHUB_TIMERS = "none"
-    jurisdiction = Jurisdiction.objects.create(code="wa", name="Washington")
+    jurisdiction = Jurisdiction.objects.create(
+        code="wa", name="Washington", max_decision_seconds=600
+    )
     table = Table.objects.create(name="stadium", jurisdiction=jurisdiction)
     TableConfig.objects.create(
         table=table,
         version=1,
         rules=RuleSet(decks=8).to_dict(),
-        timers={"betting": 25, "decision": DECISION_SECONDS, "play": DECISION_SECONDS},
+        # Bets close by hand: a betting step longer than placing 300 bets on a loaded machine.
+        timers={"betting": 600, "decision": DECISION_SECONDS, "play": DECISION_SECONDS},
     )
     stations = []
     for n in range(STATIONS):
@@ -111,7 +114,7 @@ class Player:
                     await ws.send(json.dumps(decide))
                 elif frame.get("type") == "reply" and frame.get("client_id") == "d":
                     self.reply = frame
-                    round_id = (await round_ids)
+                    round_id = await round_ids
                     self.committed_at_reply = await asyncio.to_thread(
                         committed, self.name, round_id
                     )
