@@ -19,6 +19,8 @@ urlpatterns = [
     path("", include("stations.urls")),
 ]
 
+handler404 = "tablehub.views.not_found"
+
 if settings.DEBUG:
     # Daphne serves no static files; in development let Django serve admin CSS/JS.
     urlpatterns += staticfiles_urlpatterns()

@@ -12,8 +12,14 @@ from django.db.models import Model, QuerySet, Sum
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
-from rest_framework import status
+from drf_spectacular.utils import (
+    OpenApiParameter,
+    OpenApiResponse,
+    extend_schema,
+    inline_serializer,
+)
+from rest_framework import serializers, status
+from rest_framework.authtoken.serializers import AuthTokenSerializer
 from rest_framework.authtoken.views import ObtainAuthToken
 from rest_framework.exceptions import NotFound, PermissionDenied
 from rest_framework.pagination import PageNumberPagination
@@ -46,6 +52,21 @@ ERRORS = {
     403: OpenApiResponse(s.ErrorSerializer, description="the role may not do this"),
     404: OpenApiResponse(s.ErrorSerializer, description="no such object"),
 }
+
+
+def paged(item: type[serializers.Serializer], name: str, **extra: serializers.Field) -> Any:
+    """The OpenAPI shape of one page of ``item`` rows (``Pages``): count, next, previous and
+    results (and ``extra`` fields the view adds)."""
+    return inline_serializer(
+        name,
+        fields={
+            "count": serializers.IntegerField(),
+            "next": serializers.URLField(allow_null=True),
+            "previous": serializers.URLField(allow_null=True),
+            "results": item(many=True),
+            **extra,
+        },
+    )
 
 
 class CSVRenderer(BaseRenderer):
@@ -275,7 +296,7 @@ def _ledger_totals(rounds: list[int], station: Station | None = None) -> dict[in
 class TableRounds(Base):
     permission_classes = [needs("rounds.view_round")]
 
-    @extend_schema(responses={200: s.StationRoundSerializer(many=True), **ERRORS})
+    @extend_schema(responses={200: paged(s.StationRoundSerializer, "TableRoundsPage"), **ERRORS})
     def get(self, request, table_id: int):
         """A table's rounds, newest first, with what the stations staked and got back."""
         table = get_or_404(Table.objects.all(), table_id, "table")
@@ -333,7 +354,7 @@ class StationList(Base):
 class StationRounds(Base):
     permission_classes = [needs("rounds.view_round", "stations.view_station")]
 
-    @extend_schema(responses={200: s.StationRoundSerializer(many=True), **ERRORS})
+    @extend_schema(responses={200: paged(s.StationRoundSerializer, "StationRoundsPage"), **ERRORS})
     def get(self, request, station_id: int):
         """The rounds a station played, newest first (page_size up to 100), with its stakes,
         returns and net result in each."""
@@ -349,7 +370,16 @@ class StationRounds(Base):
 class StationLedger(Base):
     permission_classes = [needs("payouts.view_ledgerentry", "stations.view_station")]
 
-    @extend_schema(responses={200: s.LedgerEntrySerializer(many=True), **ERRORS})
+    @extend_schema(
+        responses={
+            200: paged(
+                s.LedgerEntrySerializer,
+                "StationLedgerPage",
+                balance=serializers.DecimalField(max_digits=14, decimal_places=2),
+            ),
+            **ERRORS,
+        }
+    )
     def get(self, request, station_id: int):
         """A station's ledger entries, newest first; ``balance`` is its credits now."""
         station = get_or_404(Station.objects.all(), station_id, "station")
@@ -490,6 +520,14 @@ class Token(ObtainAuthToken):
     def get_exception_handler(self):
         return exception_handler
 
+    @extend_schema(
+        request=AuthTokenSerializer,
+        responses={
+            200: inline_serializer("TokenAnswer", fields={"token": serializers.CharField()}),
+            400: OpenApiResponse(s.ErrorSerializer, description="a wrong or missing login"),
+            429: OpenApiResponse(description="locked out after too many failed logins"),
+        },
+    )
     def post(self, request, *args, **kwargs):
         if not isinstance(request.data, dict):
             raise BadRequest("send username and password")
