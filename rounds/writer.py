@@ -45,7 +45,7 @@ from rounds.engine.round import BonusAssigned, Event
 from rounds.models import ENGINE_KINDS, Bet, Hand, Round, RoundEvent
 from rounds.selectors import dealer_outcome_key
 from stations.models import Station
-from tablehub import broadcast
+from tablehub import broadcast, metrics
 from tablehub.models import Table
 
 DEFAULT_TIMER_SECONDS = 15
@@ -309,6 +309,9 @@ def expire(round_id: int, step_key: str) -> list[Notice]:
             if receipts.waiting_before(round.table_id, round.deadline, now):
                 timers.schedule(round.pk, step_key, now + timedelta(seconds=RECHECK_SECONDS))
                 return []
+        if round.deadline is not None:
+            step = "betting" if round.phase == Round.Phase.BETTING else round.phase
+            metrics.TIMER_LATENESS.labels(step).observe((now - round.deadline).total_seconds())
         if round.phase == Round.Phase.BETTING:
             return _close_bets(round)
         return _record(round, Timeout())

@@ -12,6 +12,7 @@ from tablehub.views import health
 urlpatterns = [
     path("admin/", admin.site.urls),
     path("health/", health, name="health"),
+    path("", include("django_prometheus.urls")),  # /metrics (docs/operations.md, "Metrics")
     path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
     path("api/tables/<int:table_id>/shoe/cards/", ShoeCardView.as_view(), name="shoe-cards"),
     path("api/", include("tablehub.api.urls")),
