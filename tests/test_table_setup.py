@@ -140,3 +140,52 @@ def test_stations_refused_as_a_whole(jurisdiction, config_file):
         run("create_stations", "999", "--count", "1")
     with pytest.raises(CommandError, match="at least 16 characters"):
         run("set_reader_key", str(table.pk), "--stdin", stdin="short\n")
+
+
+# -- the same through the API ---------------------------------------------------------------
+
+
+def test_the_api_sets_a_table_up_for_a_floor_manager_only(jurisdiction, client):
+    from tablehub import roles
+    from tests.helpers import make_staff
+
+    client.force_login(make_staff("auditor", roles.AUDITOR))
+    body = {"name": "API 1", "jurisdiction": "nv", "boxes": 4, "config": CONFIG}
+    refused = client.post("/api/tables/", body, content_type="application/json")
+    assert refused.status_code == 403 and not Table.objects.exists()
+
+    client.force_login(make_staff("floor", roles.FLOOR_MANAGER))
+    bad = client.post("/api/tables/", body | {"config": {**CONFIG, "timers": {"decision": 999}}},
+                      content_type="application/json")  # fmt: skip
+    assert bad.status_code == 400 and "timers" in bad.json()["error"]["fields"]
+    assert not Table.objects.exists()
+    made = client.post("/api/tables/", body, content_type="application/json")
+    assert made.status_code == 201, made.content
+    table = Table.objects.get(pk=made.json()["id"])
+    assert (table.name, table.boxes, table.current_config().version) == ("API 1", 4, 1)
+
+    stations = client.post(f"/api/tables/{table.pk}/stations/", {"count": 3},
+                           content_type="application/json")  # fmt: skip
+    assert stations.status_code == 201 and stations["Cache-Control"] == "no-store"
+    rows = stations.json()
+    assert [r["name"] for r in rows] == ["s1", "s2", "s3"]
+    for row in rows:
+        station = Station.objects.get(pk=row["id"])
+        assert station.check_credential(row["credential"])
+        assert row["credential"] not in station.credential
+    taken = client.post(f"/api/tables/{table.pk}/stations/", {"names": ["s2", "s9"]},
+                        content_type="application/json")  # fmt: skip
+    assert (
+        taken.status_code == 400 and "has stations s2 already" in taken.json()["error"]["message"]
+    )
+    assert table.stations.count() == 3
+
+    key = client.post(f"/api/tables/{table.pk}/reader-key/", {}, content_type="application/json")
+    assert key.status_code == 200 and key["Cache-Control"] == "no-store"
+    table.refresh_from_db()
+    assert table.check_reader_key(key.json()["reader_key"])
+    given = client.post(f"/api/tables/{table.pk}/reader-key/", {"key": "k" * 20},
+                        content_type="application/json")  # fmt: skip
+    assert given.json() == {"reader_key": None}
+    table.refresh_from_db()
+    assert table.check_reader_key("k" * 20) and not table.check_reader_key(key.json()["reader_key"])

@@ -36,6 +36,7 @@ from rounds.engine import EngineError
 from rounds.models import Round
 from rounds.recall import money, recall, station_rounds
 from stations.models import Station
+from tablehub import setup
 from tablehub.configuration import save_version
 from tablehub.models import Jurisdiction, Report, Table, TableConfig
 
@@ -44,6 +45,7 @@ from .errors import BadRequest, exception_handler
 from .permissions import SeesTables, may_see_table, needs
 
 BIGGEST_ID = 2**63 - 1
+NO_STORE = {"Cache-Control": "no-store"}  # an answer with a secret: no cache keeps it
 SYNC_REPORT_DAYS = 31
 ASYNC_REPORT_DAYS = 366
 ERRORS = {
@@ -201,7 +203,10 @@ def _config_of(table: Table, version: str | None) -> TableConfig:
 
 
 class TableList(Base):
-    permission_classes = [SeesTables]
+    def get_permissions(self):
+        if self.request.method == "POST":
+            return [needs("tablehub.add_table", "tablehub.add_tableconfig")()]
+        return [SeesTables()]
 
     @extend_schema(responses={200: s.TableStatusSerializer(many=True), **ERRORS})
     def get(self, request):
@@ -210,6 +215,74 @@ class TableList(Base):
         if not request.user.has_perm("tablehub.view_table"):
             tables = tables.filter(staff=request.user)
         return Response([table_status(t) for t in tables])
+
+    @extend_schema(
+        request=s.TableInputSerializer, responses={201: s.TableStatusSerializer, **ERRORS}
+    )
+    def post(self, request):
+        """Create a table with its first configuration version (floor managers); it is
+        closed until opened on the croupier tablet. docs/operations.md, "Setting tables up
+        by script"."""
+        body = s.TableInputSerializer(data=request.data)
+        if not body.is_valid():
+            raise BadRequest("the table is not valid", body.errors)
+        data = dict(body.validated_data)
+        try:
+            table = setup.create_table(
+                data["name"],
+                data["jurisdiction"],
+                dict(data["config"]),
+                boxes=data["boxes"],
+                currency=data["currency"],
+                mode=data["mode"],
+                shuffler=data["shuffler"],
+            )
+        except ValueError as exc:
+            raise BadRequest(str(exc)) from None
+        return Response(table_status(table), status=status.HTTP_201_CREATED)
+
+
+class TableStations(Base):
+    permission_classes = [needs("tablehub.view_table", "stations.add_station")]
+
+    @extend_schema(
+        request=s.StationsInputSerializer,
+        responses={201: s.NewStationSerializer(many=True), **ERRORS},
+    )
+    def post(self, request, table_id: int):
+        """Create stations in bulk (floor managers), each with a generated credential shown
+        in this answer only (stored hashed): hand each to its terminal now."""
+        table = get_or_404(Table.objects.all(), table_id, "table")
+        body = s.StationsInputSerializer(data=request.data)
+        if not body.is_valid():
+            raise BadRequest("the stations are not valid", body.errors)
+        data = body.validated_data
+        names = data.get("names") or setup.station_names(data["prefix"], data["count"], table)
+        try:
+            credentials = setup.create_stations(table, list(names))
+        except ValueError as exc:
+            raise BadRequest(str(exc)) from None
+        ids = dict(table.stations.filter(name__in=names).values_list("name", "pk"))
+        rows = [{"id": ids[n], "name": n, "credential": c} for n, c in credentials.items()]
+        return Response(rows, status=status.HTTP_201_CREATED, headers=NO_STORE)
+
+
+class TableReaderKey(Base):
+    permission_classes = [needs("tablehub.view_table", "tablehub.change_table")]
+
+    @extend_schema(
+        request=s.ReaderKeyInputSerializer, responses={200: s.ReaderKeySerializer, **ERRORS}
+    )
+    def post(self, request, table_id: int):
+        """Set the table's card reader key (floor managers): a new random one, shown in this
+        answer only, or the ``key`` given; the old key stops working at once."""
+        table = get_or_404(Table.objects.all(), table_id, "table")
+        body = s.ReaderKeyInputSerializer(data=request.data)
+        if not body.is_valid():
+            raise BadRequest("the reader key is not valid", body.errors)
+        given = body.validated_data.get("key")
+        key = setup.set_reader_key(table, given)
+        return Response({"reader_key": None if given else key}, headers=NO_STORE)
 
 
 class TableDetail(Base):

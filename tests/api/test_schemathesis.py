@@ -142,6 +142,9 @@ MAIN = [
     ("/api/tables/{table_id}/report/", "get"),
     ("/api/tables/{table_id}/configs/", "post"),
     ("/api/token/", "post"),
+    ("/api/tables/", "post"),
+    ("/api/tables/{table_id}/stations/", "post"),
+    ("/api/tables/{table_id}/reader-key/", "post"),
 ]
 CONFORMANCE = [
     status_code_conformance,
