@@ -135,7 +135,7 @@ class Socket:
         while True:
             frame = await self.ws.receive_json_from(timeout=10)
             self.frames.append(frame)
-            if frame.get("type") != "event":
+            if frame.get("type") not in ("event", "changed", "reader_error"):  # notices
                 await drain(self.ws, self.frames, 0.05)
                 return frame
 
@@ -418,3 +418,105 @@ def test_the_documents_message_and_event_types_are_the_schemas():
     )
     kinds = doc_table_column("`prompt` is null when")
     assert kinds == {b["properties"]["kind"]["const"] for b in SCHEMA["$defs"]["prompt"]["oneOf"]}
+
+
+# -- the croupier tablet (docs/croupier.md) -------------------------------------------------
+
+TABLET_FRAME = validator("tablet_frame")
+TABLET_MESSAGE = validator("tablet_message")
+
+
+@pytest.mark.django_db(transaction=True)
+async def test_every_frame_the_tablet_gets_is_valid_against_the_schema(table, settings):
+    from django.contrib.auth.models import Group, User
+    from django.test import Client
+
+    from stations.commands import place_bets
+    from tablehub import roles
+
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+    db = database_sync_to_async
+
+    def login() -> list:
+        dealer = User.objects.create_user("dealer", password="dealer-pw")
+        dealer.groups.add(Group.objects.get_or_create(name=roles.DEALER)[0])
+        boss = User.objects.create_user("boss", password="boss-pw")
+        boss.groups.add(Group.objects.get_or_create(name=roles.SUPERVISOR)[0])
+        client = Client()
+        client.force_login(dealer)
+        return ORIGIN + [(b"cookie", f"sessionid={client.cookies['sessionid'].value}".encode())]
+
+    ws = WebsocketCommunicator(
+        application, f"/ws/tables/{table.pk}/croupier/", headers=await db(login)()
+    )
+    assert (await ws.connect())[0]
+    tablet = Socket(ws, TABLET_MESSAGE)
+    tablet.frames.append(await ws.receive_json_from())  # the state on connecting
+    codes: Counter = Counter()
+    boss = {"username": "boss", "password": "boss-pw"}
+    codes[code(await tablet.ask("{nope", valid=False))] += 1  # bad_json
+    codes[code(await tablet.ask({"type": "fly", "client_id": "t0"}, valid=False))] += 1
+    codes[code(await tablet.ask({"type": "manual_card", "client_id": "t1"}, valid=False))] += 1
+    codes[code(await tablet.ask({"type": "close_bets", "client_id": "t2"}))] += 1  # no_round
+    assert (await tablet.ask({"type": "open_table", "client_id": "t3"}))["ok"]
+    codes[code(await tablet.ask({"type": "close_bets", "client_id": "t4"}))] += 1  # no_bets
+    s1 = await db(Station.objects.get)(table=table, name="s1")
+    await db(place_bets)(s1, [(1, "main", 10)])
+    await tablet.settle()
+    assert (await tablet.ask({"type": "close_bets", "client_id": "t5"}))["ok"]
+    codes[code(await tablet.ask({"type": "new_shoe", "client_id": "t6"}))] += 1  # in play
+    for n, card in enumerate(["TS", "6C", "9D", "7H"]):  # 19 against 13
+        reply = await tablet.ask({"type": "manual_card", "client_id": f"c{n}", "card": card})
+        assert reply["ok"] and reply["scan"]["seq"] == n + 1, reply
+    codes[code(await tablet.ask({"type": "manual_card", "client_id": "c9", "card": "ZZ"}))] += 1
+    codes[code(await tablet.ask({"type": "manual_card", "client_id": "ca", "card": "2C"}))] += 1
+    shoe = await Socket.open(f"/ws/tables/{table.pk}/shoe/", READER_MESSAGE)
+    assert (await shoe.ask({"type": "hello", "key": "reader-secret"}))["ok"]
+    assert not (await shoe.ask({"type": "card", "seq": 9, "card": "2C"}))["ok"]  # a gap
+    await tablet.settle()  # the reader's error reached the tablet
+    round = await db(lambda: table.rounds.get())()
+    await db(writer.record)(round.pk, writer_decision("s1", "stand"))
+    await tablet.settle()
+    reply = await tablet.ask({"type": "manual_card", "client_id": "cb", "card": "KC"})
+    assert reply["ok"] and reply["state"]["previous"]["phase"] == "settled"  # the next opened
+    void = {"type": "void_round", "client_id": "v1", "reason": "test"}
+    codes[code(await tablet.ask(void | {"supervisor": {"username": "boss", "password": "x"}}))] += 1
+    fix = {"type": "correct_card", "client_id": "x1", "supervisor": boss, "position": 9,
+           "card": "KD"}  # fmt: skip
+    codes[code(await tablet.ask(fix))] += 1  # no_such_card
+    discard = {"type": "discard_card", "client_id": "d1", "supervisor": boss, "reason": "fell"}
+    codes[code(await tablet.ask(discard))] += 1  # no_round: none is being dealt
+    assert (await tablet.ask({"type": "new_shoe", "client_id": "t7"}))["ok"]
+    assert (await tablet.ask({"type": "state", "client_id": "t8"}))["ok"]
+    assert (await tablet.ask({"type": "close_table", "client_id": "t9"}))["ok"]
+    await tablet.settle()
+    await ws.disconnect()
+    await shoe.ws.disconnect()
+
+    for frame in tablet.frames:
+        assert_valid(TABLET_FRAME, frame)
+    kinds = {f["type"] for f in tablet.frames}
+    assert kinds == {"state", "reply", "event", "reader_error", "changed"}
+    seen = {f["error"]["code"] for f in tablet.frames if f.get("ok") is False}
+    assert seen == set(codes) and len(seen) >= 10, sorted(seen)
+
+
+def writer_decision(station: str, action: str):
+    from rounds.engine import Decision
+
+    return Decision(station, action)
+
+
+def test_the_tablets_commands_are_the_schemas():
+    text = (ROOT / "docs" / "croupier.md").read_text()
+    table = text[text.index("### Commands and replies") :]
+    commands: set[str] = set()
+    started = False
+    for line in table.splitlines():
+        if line.startswith("|"):
+            if started and not line.startswith("|---"):
+                commands.update(re.findall(r"`([a-z_]+)`", line.split("|")[1]))
+            started = True
+        elif started:
+            break
+    assert commands == schema_types("tablet_message")
