@@ -25,6 +25,13 @@ CONFIG = {
 }
 
 
+@pytest.fixture(autouse=True)
+def _no_par_sheet_behind_the_tests(settings):
+    """A new configuration warms its main par sheet (a Celery task on the production stack):
+    not here, where no worker would take it before a later test's worker does."""
+    settings.TABLEHUB_WARM_PARSHEETS = False
+
+
 def run(*args: str, stdin: str = "") -> str:
     out = io.StringIO()
     real = sys.stdin
