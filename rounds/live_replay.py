@@ -260,7 +260,7 @@ class StationClient:
 
 
 async def _replay(url: str, table: Table, scenario: Scenario, keys: dict) -> dict[str, Any]:
-    import websockets  # local: a test extra (pyproject.toml), needed only to replay live
+    import websockets  # local: needed only to replay live (a main dependency, pyproject.toml)
     from websockets.typing import Origin
 
     base = f"{url}/ws/tables/{table.pk}"

@@ -50,7 +50,7 @@ from rounds.engine.round import BonusAssigned, Event
 from rounds.models import ENDED, ENGINE_KINDS, Bet, Hand, Round, RoundEvent
 from rounds.selectors import dealer_outcome_key
 from stations.models import Station
-from tablehub import broadcast
+from tablehub import broadcast, metrics
 from tablehub.models import Table
 
 DEFAULT_TIMER_SECONDS = 15
@@ -435,6 +435,9 @@ def expire(round_id: int, step_key: str) -> list[Notice]:
             if receipts.waiting_before(round.table_id, round.deadline, now):
                 timers.schedule(round.pk, step_key, now + timedelta(seconds=RECHECK_SECONDS))
                 return []
+        if round.deadline is not None:
+            step = "betting" if round.phase == Round.Phase.BETTING else round.phase
+            metrics.TIMER_LATENESS.labels(step).observe((now - round.deadline).total_seconds())
         with _restored_if_refused(round):
             if round.phase == Round.Phase.BETTING:
                 return _close_bets(round)

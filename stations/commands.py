@@ -25,6 +25,7 @@ from rounds import disputes, writer
 from rounds.engine import Bet as EngineBet
 from rounds.engine import Decision, EngineError, parse_money
 from rounds.engine import Round as Engine
+from rounds.engine.errors import shown
 from rounds.engine.money import check_stake_limits, fmt
 from rounds.models import Round
 from stations.models import BetSlip, Station, StationCommand
@@ -312,13 +313,32 @@ def _box_and_amount(message: dict[str, Any]) -> tuple[int, Decimal | None]:
         raise EngineError(f"box must be a whole number, got {box!r}", code="bad_message")
     if "amount" not in message:
         return box, None
-    try:
-        amount = parse_money(message.get("amount"), "amount")
-    except EngineError as exc:
-        raise EngineError(exc.reason, box=box, code="bad_amount") from None
+    amount = money_string(message.get("amount"), "amount", box)
     if amount <= 0:
         raise EngineError("amount must be more than 0.00", box=box, code="bad_amount")
     return box, amount
+
+
+def money_string(value: object, what: str, box: int | None = None) -> Decimal:
+    """An amount of a station message: a decimal string, as docs/protocol.md says money is
+    written (a JSON number is refused, not read: the contract is strings), else
+    ``bad_amount``."""
+    if not isinstance(value, str):
+        raise EngineError(
+            f'{what} must be a decimal string such as "10.00", got {shown(value)}',
+            box=box,
+            code="bad_amount",
+        )
+    try:
+        return parse_money(value, what)
+    except EngineError as exc:
+        raise EngineError(exc.reason, box=box, code="bad_amount") from None
+
+
+def _check_box(station: Station, box: int) -> None:
+    boxes = station.table.boxes
+    if not 1 <= box <= boxes:
+        raise EngineError(f"the table has boxes 1 to {boxes}", box=box)
 
 
 def _bet_all(station: Station, message: dict[str, Any], at: datetime) -> None:
@@ -339,6 +359,7 @@ def _let_it_play(station: Station, message: dict[str, Any], at: datetime) -> Non
     """Bet the main game on a box with what that box won in the station's last round
     (seed 001 §3.5; special bets excluded), up to the table's Let It Play cap."""
     box, _ = _box_and_amount(message)
+    _check_box(station, box)  # a box the table does not have: ``invalid``, as for a bet
 
     def let_it_play(groups, round):
         last = _last_played_round(station, round)
@@ -399,7 +420,8 @@ def _has_bets_on_the_table(station: Station) -> bool:
 
 
 def _cash_in(station: Station, message: dict[str, Any], at: datetime) -> None:
-    cash_in(station, message.get("amount"), key=f"client:{message['client_id']}")
+    amount = money_string(message.get("amount"), "cash-in amount")
+    cash_in(station, amount, key=f"client:{message['client_id']}")
 
 
 def _cash_out(station: Station, message: dict[str, Any], at: datetime) -> None:

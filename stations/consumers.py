@@ -15,6 +15,7 @@ from rounds.recovery import server_connected
 from stations import batches
 from stations.commands import station_state
 from stations.models import Station
+from tablehub import metrics
 from tablehub.consumers import TableConsumer, client_id_of
 
 log = logging.getLogger("tablehub.stations")
@@ -91,6 +92,8 @@ class StationConsumer(TableConsumer):
         if not reply["ok"]:
             log.info("station %s: %s", self.station, reply["error"])
         await self.send_json(reply)
+        waited = (timezone.now() - self.received_at).total_seconds()
+        metrics.STATION_MESSAGE.labels(metrics.message_type(content["type"])).observe(waited)
 
     async def disconnect(self, code: int) -> None:
         self.stop_hearing()

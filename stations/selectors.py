@@ -49,7 +49,24 @@ def table_info(table: Table, config: TableConfig) -> dict[str, Any]:
             if low is not None and high is not None
         },
         "win_thresholds": {k: str(v) for k, v in config.win_thresholds.items()},
-        "timers": {name: writer.timer_seconds(probe, phase) for name, phase in TIMED_STEPS.items()},
+        "timers": {
+            name: writer.timer_seconds(probe, phase) for name, phase in TIMED_STEPS.items()
+        },
+        "rules": config.ruleset().to_dict(),
+        "paytables": paytables_shown(config),
+    }
+
+
+def paytables_shown(config: TableConfig) -> dict[str, dict[str, Any]]:
+    """Each offered special bet's paytable, in the catalog's order: combination -> "pays N
+    to 1" as a decimal string (In For 6's hard-6 codes: a list of three, one per pick)."""
+    paytables = config.paytables()
+    return {
+        code: {
+            combination: [str(p) for p in pays] if isinstance(pays, tuple) else str(pays)
+            for combination, pays in paytables[code].items()
+        }
+        for code in config.offered_special_bets()
     }
 
 

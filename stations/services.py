@@ -14,8 +14,11 @@ from stations.models import Station
 @transaction.atomic
 def cash_in(station: Station, amount: object, key: str) -> Decimal:
     """Add credits to a station; ``key`` (from the cashier or client) makes it idempotent."""
-    value = parse_money(amount, "cash-in amount")
+    try:
+        value = parse_money(amount, "cash-in amount")
+    except EngineError as exc:
+        raise EngineError(exc.reason, station.name, code="bad_amount") from None
     if value <= 0:
-        raise EngineError("a cash-in must be more than 0.00", station.name, code="invalid")
+        raise EngineError("a cash-in must be more than 0.00", station.name, code="bad_amount")
     ledger.cash_in(station, value, key)  # once per key, however often it is sent
     return ledger.balance(station)

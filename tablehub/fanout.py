@@ -26,8 +26,11 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from collections.abc import Collection
 from typing import Any, Protocol
+
+from tablehub import metrics
 
 log = logging.getLogger("tablehub.fanout")
 
@@ -150,6 +153,7 @@ class TableHub:
                 await self.hand_out(message["frames"])
 
     async def hand_out(self, frames: list[list[Any]]) -> None:
+        started, written = time.perf_counter(), 0
         for audience, station, text in frames:
             sockets: Collection[Socket]
             if audience == PUBLIC:
@@ -158,11 +162,14 @@ class TableHub:
                 sockets = self.stations.get(station, ())
             else:
                 sockets = self.croupiers
+            written += len(sockets)
             for socket in list(sockets):
                 try:
                     await socket.deliver(text)
                 except Exception:  # one broken socket does not keep the frame from the rest
                     log.exception("table %s: a frame could not be written", self.table_id)
+        metrics.FANOUT.observe(time.perf_counter() - started)
+        metrics.FANOUT_FRAMES.inc(written)
 
     async def _close_sockets(self) -> None:
         sockets = list(self.listeners)
@@ -176,6 +183,17 @@ class TableHub:
 
 
 _HUBS: dict[int, TableHub] = {}
+
+
+def connected_stations() -> dict[int, int]:
+    """Table id -> the station sockets joined at it in this process."""
+    return {
+        table_id: sum(len(sockets) for sockets in hub.stations.values())
+        for table_id, hub in list(_HUBS.items())
+    }
+
+
+metrics.register_connected_stations(connected_stations)
 
 
 async def join(socket: Socket, table_id: int, layer: Any, station: str | None = None) -> TableHub:

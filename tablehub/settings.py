@@ -79,6 +79,15 @@ MIDDLEWARE = [
     "axes.middleware.AxesMiddleware",
 ]
 
+# Prometheus metrics (docs/operations.md, "Metrics"): django-prometheus' request metrics
+# and ours (tablehub/metrics.py), served at /metrics.
+INSTALLED_APPS.append("django_prometheus")
+MIDDLEWARE = [
+    "django_prometheus.middleware.PrometheusBeforeMiddleware",
+    *MIDDLEWARE,
+    "django_prometheus.middleware.PrometheusAfterMiddleware",
+]
+
 # Every login (the admin's, the croupier tablet's, the API's basic auth and token request)
 # goes through authenticate(); the first backend refuses a locked-out username and address
 # before the password is checked (docs/operations.md, "Logins").

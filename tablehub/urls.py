@@ -12,12 +12,15 @@ from tablehub.views import health
 urlpatterns = [
     path("admin/", admin.site.urls),
     path("health/", health, name="health"),
+    path("", include("django_prometheus.urls")),  # /metrics (docs/operations.md, "Metrics")
     path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
     path("api/tables/<int:table_id>/shoe/cards/", ShoeCardView.as_view(), name="shoe-cards"),
     path("api/", include("tablehub.api.urls")),
     path("croupier/", include("croupier.urls")),
     path("", include("stations.urls")),
 ]
+
+handler404 = "tablehub.views.not_found"
 
 if settings.DEBUG:
     # Daphne serves no static files; in development let Django serve admin CSS/JS.

@@ -1,12 +1,13 @@
-"""Project-level views: the health check."""
+"""Project-level views: the health check, and the API's answer for a path it does not have."""
 
 import logging
 
 from channels.layers import get_channel_layer
 from django.db import connection
-from django.http import HttpRequest, JsonResponse
+from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET
+from django.views.defaults import page_not_found
 
 logger = logging.getLogger("tablehub")
 
@@ -33,3 +34,12 @@ def health(request: HttpRequest) -> JsonResponse:
         body.update(status="error", error=f"database: {type(exc).__name__}")
         return JsonResponse(body, status=503)
     return JsonResponse(body)
+
+
+def not_found(request: HttpRequest, exception: Exception) -> HttpResponse:
+    """A path no URL matches (``handler404``): under /api/ the API's error shape (e.g. a
+    negative id, which no route takes), elsewhere Django's page."""
+    if request.path.startswith("/api/"):
+        message = f"no such resource: {request.path}"
+        return JsonResponse({"error": {"code": "not_found", "message": message}}, status=404)
+    return page_not_found(request, exception)

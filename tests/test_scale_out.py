@@ -8,6 +8,7 @@ without them).
 
 import os
 import time
+import urllib.request
 
 import pytest
 from django.db import connection
@@ -39,11 +40,13 @@ def cluster(postgres_url, redis_url, transactional_db):
     }
     ports = [free_port(), free_port()]
     processes = [start_daphne(port, env) for port in ports]
-    processes.append(start_worker(env))
+    metrics_port = free_port()
+    processes.append(start_worker(env | {"TABLEHUB_WORKER_METRICS_PORT": str(metrics_port)}))
     try:
         for port in ports:
             wait_for_port(port)
-        yield ports
+        wait_for_port(metrics_port)
+        yield ports + [metrics_port]
     finally:
         for process in processes:
             process.kill()
@@ -80,7 +83,7 @@ def wait_for_phase(round_id: int, phase: str, limit: float = 20.0) -> None:
 
 def test_two_server_processes_share_one_table(cluster, settings):
     settings.TABLEHUB_TIMERS = "celery"  # open_round here schedules the betting timer
-    port_a, port_b = cluster
+    port_a, port_b, worker_metrics = cluster
     jurisdiction = Jurisdiction.objects.create(code="wa", name="Washington")
     table = Table.objects.create(name="stadium", jurisdiction=jurisdiction)
     table.set_reader_key("reader")
@@ -119,5 +122,20 @@ def test_two_server_processes_share_one_table(cluster, settings):
     s1.until(lambda f: f.get("event", {}).get("type") == "round_over")
     assert ledger.balance(Station.objects.get(name="s1")) == 110  # 20 beats 17
     assert ledger.balance(Station.objects.get(name="s2")) == 100  # 17 pushes
+
+    # Metrics (docs/operations.md): the worker counted the betting timer it fired; each
+    # server process counts its own joined stations.
+    assert metric(worker_metrics, 'tablehub_timer_lateness_seconds_count{step="betting"}') == 1
+    here = f'tablehub_connected_stations{{table="{table.pk}"}}'
+    assert metric(port_a, here) == metric(port_b, here) == 1
     for client in (s1, s2, shoe):
         client.close()
+
+
+def metric(port: int, sample: str) -> float:
+    """One sample of http://127.0.0.1:PORT/metrics."""
+    with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=10) as response:
+        text = response.read().decode()
+    values = [line.rsplit(" ", 1)[1] for line in text.splitlines() if line.startswith(sample + " ")]
+    assert len(values) == 1, (sample, text[:2000])
+    return float(values[0])

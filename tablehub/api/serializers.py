@@ -49,6 +49,53 @@ class ConfigInputSerializer(serializers.Serializer):
     win_thresholds = serializers.JSONField(required=False, help_text='{"nice": "3", "big": "10"}')
 
 
+class TableInputSerializer(serializers.Serializer):
+    """A new table with its first configuration version (tablehub/setup.py)."""
+
+    name = serializers.CharField(max_length=80)
+    jurisdiction = serializers.CharField(help_text="the jurisdiction's code")
+    boxes = serializers.IntegerField(required=False, default=3, min_value=1, max_value=9)
+    currency = serializers.RegexField(r"^[A-Z]{3}$", required=False, default="USD")
+    mode = serializers.ChoiceField(["dealer", "video"], required=False, default="dealer")
+    shuffler = serializers.ChoiceField(
+        ["continuous", "cut_card"], required=False, default="continuous"
+    )
+    config = ConfigInputSerializer()
+
+
+class StationsInputSerializer(serializers.Serializer):
+    """New stations: ``count`` of them named <prefix><n>, or these ``names``."""
+
+    count = serializers.IntegerField(required=False, min_value=1, max_value=1000)
+    prefix = serializers.RegexField(r"^[-a-zA-Z0-9_]{1,20}$", required=False, default="s")
+    names = serializers.ListField(
+        child=serializers.CharField(max_length=40), required=False, max_length=1000
+    )
+
+    def validate(self, data):
+        if ("count" in data) == ("names" in data):
+            raise serializers.ValidationError("give count or names (one of them)")
+        return data
+
+
+class NewStationSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    name = serializers.CharField()
+    credential = serializers.CharField(help_text="shown this once; stored only as a hash")
+
+
+class ReaderKeyInputSerializer(serializers.Serializer):
+    key = serializers.CharField(
+        required=False, min_length=16, max_length=200, help_text="default: a new random key"
+    )
+
+
+class ReaderKeySerializer(serializers.Serializer):
+    reader_key = serializers.CharField(
+        allow_null=True, help_text="the new key (shown this once), null when it was given"
+    )
+
+
 class ConfigSerializer(serializers.Serializer):
     id = serializers.IntegerField()
     table = serializers.IntegerField(source="table_id")

@@ -10,6 +10,14 @@ urlpatterns = [
     path("tables/", views.TableList.as_view(), name="api-tables"),
     path("tables/<int:table_id>/", views.TableDetail.as_view(), name="api-table"),
     path("tables/<int:table_id>/status/", views.TableStatus.as_view(), name="api-table-status"),
+    path(
+        "tables/<int:table_id>/stations/", views.TableStations.as_view(), name="api-table-stations"
+    ),
+    path(
+        "tables/<int:table_id>/reader-key/",
+        views.TableReaderKey.as_view(),
+        name="api-table-reader-key",
+    ),
     path("tables/<int:table_id>/configs/", views.ConfigList.as_view(), name="api-configs"),
     path(
         "tables/<int:table_id>/configs/<int:version>/",

@@ -12,8 +12,14 @@ from django.db.models import Model, QuerySet, Sum
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
-from rest_framework import status
+from drf_spectacular.utils import (
+    OpenApiParameter,
+    OpenApiResponse,
+    extend_schema,
+    inline_serializer,
+)
+from rest_framework import serializers, status
+from rest_framework.authtoken.serializers import AuthTokenSerializer
 from rest_framework.authtoken.views import ObtainAuthToken
 from rest_framework.exceptions import NotFound, PermissionDenied
 from rest_framework.pagination import PageNumberPagination
@@ -30,6 +36,7 @@ from rounds.engine import EngineError
 from rounds.models import Round
 from rounds.recall import money, recall, station_rounds
 from stations.models import Station
+from tablehub import setup
 from tablehub.configuration import save_version
 from tablehub.models import Jurisdiction, Report, Table, TableConfig
 
@@ -38,6 +45,7 @@ from .errors import BadRequest, exception_handler
 from .permissions import SeesTables, may_see_table, needs
 
 BIGGEST_ID = 2**63 - 1
+NO_STORE = {"Cache-Control": "no-store"}  # an answer with a secret: no cache keeps it
 SYNC_REPORT_DAYS = 31
 ASYNC_REPORT_DAYS = 366
 ERRORS = {
@@ -46,6 +54,21 @@ ERRORS = {
     403: OpenApiResponse(s.ErrorSerializer, description="the role may not do this"),
     404: OpenApiResponse(s.ErrorSerializer, description="no such object"),
 }
+
+
+def paged(item: type[serializers.Serializer], name: str, **extra: serializers.Field) -> Any:
+    """The OpenAPI shape of one page of ``item`` rows (``Pages``): count, next, previous and
+    results (and ``extra`` fields the view adds)."""
+    return inline_serializer(
+        name,
+        fields={
+            "count": serializers.IntegerField(),
+            "next": serializers.URLField(allow_null=True),
+            "previous": serializers.URLField(allow_null=True),
+            "results": item(many=True),
+            **extra,
+        },
+    )
 
 
 class CSVRenderer(BaseRenderer):
@@ -180,7 +203,10 @@ def _config_of(table: Table, version: str | None) -> TableConfig:
 
 
 class TableList(Base):
-    permission_classes = [SeesTables]
+    def get_permissions(self):
+        if self.request.method == "POST":
+            return [needs("tablehub.add_table", "tablehub.add_tableconfig")()]
+        return [SeesTables()]
 
     @extend_schema(responses={200: s.TableStatusSerializer(many=True), **ERRORS})
     def get(self, request):
@@ -189,6 +215,74 @@ class TableList(Base):
         if not request.user.has_perm("tablehub.view_table"):
             tables = tables.filter(staff=request.user)
         return Response([table_status(t) for t in tables])
+
+    @extend_schema(
+        request=s.TableInputSerializer, responses={201: s.TableStatusSerializer, **ERRORS}
+    )
+    def post(self, request):
+        """Create a table with its first configuration version (floor managers); it is
+        closed until opened on the croupier tablet. docs/operations.md, "Setting tables up
+        by script"."""
+        body = s.TableInputSerializer(data=request.data)
+        if not body.is_valid():
+            raise BadRequest("the table is not valid", body.errors)
+        data = dict(body.validated_data)
+        try:
+            table = setup.create_table(
+                data["name"],
+                data["jurisdiction"],
+                dict(data["config"]),
+                boxes=data["boxes"],
+                currency=data["currency"],
+                mode=data["mode"],
+                shuffler=data["shuffler"],
+            )
+        except ValueError as exc:
+            raise BadRequest(str(exc)) from None
+        return Response(table_status(table), status=status.HTTP_201_CREATED)
+
+
+class TableStations(Base):
+    permission_classes = [needs("tablehub.view_table", "stations.add_station")]
+
+    @extend_schema(
+        request=s.StationsInputSerializer,
+        responses={201: s.NewStationSerializer(many=True), **ERRORS},
+    )
+    def post(self, request, table_id: int):
+        """Create stations in bulk (floor managers), each with a generated credential shown
+        in this answer only (stored hashed): hand each to its terminal now."""
+        table = get_or_404(Table.objects.all(), table_id, "table")
+        body = s.StationsInputSerializer(data=request.data)
+        if not body.is_valid():
+            raise BadRequest("the stations are not valid", body.errors)
+        data = body.validated_data
+        names = data.get("names") or setup.station_names(data["prefix"], data["count"], table)
+        try:
+            credentials = setup.create_stations(table, list(names))
+        except ValueError as exc:
+            raise BadRequest(str(exc)) from None
+        ids = dict(table.stations.filter(name__in=names).values_list("name", "pk"))
+        rows = [{"id": ids[n], "name": n, "credential": c} for n, c in credentials.items()]
+        return Response(rows, status=status.HTTP_201_CREATED, headers=NO_STORE)
+
+
+class TableReaderKey(Base):
+    permission_classes = [needs("tablehub.view_table", "tablehub.change_table")]
+
+    @extend_schema(
+        request=s.ReaderKeyInputSerializer, responses={200: s.ReaderKeySerializer, **ERRORS}
+    )
+    def post(self, request, table_id: int):
+        """Set the table's card reader key (floor managers): a new random one, shown in this
+        answer only, or the ``key`` given; the old key stops working at once."""
+        table = get_or_404(Table.objects.all(), table_id, "table")
+        body = s.ReaderKeyInputSerializer(data=request.data)
+        if not body.is_valid():
+            raise BadRequest("the reader key is not valid", body.errors)
+        given = body.validated_data.get("key")
+        key = setup.set_reader_key(table, given)
+        return Response({"reader_key": None if given else key}, headers=NO_STORE)
 
 
 class TableDetail(Base):
@@ -275,7 +369,7 @@ def _ledger_totals(rounds: list[int], station: Station | None = None) -> dict[in
 class TableRounds(Base):
     permission_classes = [needs("rounds.view_round")]
 
-    @extend_schema(responses={200: s.StationRoundSerializer(many=True), **ERRORS})
+    @extend_schema(responses={200: paged(s.StationRoundSerializer, "TableRoundsPage"), **ERRORS})
     def get(self, request, table_id: int):
         """A table's rounds, newest first, with what the stations staked and got back."""
         table = get_or_404(Table.objects.all(), table_id, "table")
@@ -333,7 +427,7 @@ class StationList(Base):
 class StationRounds(Base):
     permission_classes = [needs("rounds.view_round", "stations.view_station")]
 
-    @extend_schema(responses={200: s.StationRoundSerializer(many=True), **ERRORS})
+    @extend_schema(responses={200: paged(s.StationRoundSerializer, "StationRoundsPage"), **ERRORS})
     def get(self, request, station_id: int):
         """The rounds a station played, newest first (page_size up to 100), with its stakes,
         returns and net result in each."""
@@ -349,7 +443,16 @@ class StationRounds(Base):
 class StationLedger(Base):
     permission_classes = [needs("payouts.view_ledgerentry", "stations.view_station")]
 
-    @extend_schema(responses={200: s.LedgerEntrySerializer(many=True), **ERRORS})
+    @extend_schema(
+        responses={
+            200: paged(
+                s.LedgerEntrySerializer,
+                "StationLedgerPage",
+                balance=serializers.DecimalField(max_digits=14, decimal_places=2),
+            ),
+            **ERRORS,
+        }
+    )
     def get(self, request, station_id: int):
         """A station's ledger entries, newest first; ``balance`` is its credits now."""
         station = get_or_404(Station.objects.all(), station_id, "station")
@@ -490,6 +593,14 @@ class Token(ObtainAuthToken):
     def get_exception_handler(self):
         return exception_handler
 
+    @extend_schema(
+        request=AuthTokenSerializer,
+        responses={
+            200: inline_serializer("TokenAnswer", fields={"token": serializers.CharField()}),
+            400: OpenApiResponse(s.ErrorSerializer, description="a wrong or missing login"),
+            429: OpenApiResponse(description="locked out after too many failed logins"),
+        },
+    )
     def post(self, request, *args, **kwargs):
         if not isinstance(request.data, dict):
             raise BadRequest("send username and password")

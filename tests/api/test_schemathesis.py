@@ -17,6 +17,12 @@ from drf_spectacular.generators import SchemaGenerator
 from drf_spectacular.renderers import OpenApiJsonRenderer
 from hypothesis import HealthCheck, given, settings
 from rest_framework.authtoken.models import Token
+from schemathesis.core.transport import Response
+from schemathesis.specs.openapi.checks import (
+    content_type_conformance,
+    response_schema_conformance,
+    status_code_conformance,
+)
 
 from tests.helpers import play
 
@@ -116,5 +122,75 @@ def test_no_input_makes_a_server_error(client, world, path, method):
             case.path_parameters = {k: real.get(k, v) for k, v in case.path_parameters.items()}
             kwargs = case.as_transport_kwargs(base_url="http://testserver")
             check(send(client, kwargs, token), case)
+
+    run()
+
+
+# -- the description matches the responses ------------------------------------------------
+
+# The main endpoints: what a casino's systems read and write every day.
+MAIN = [
+    ("/api/tables/", "get"),
+    ("/api/tables/{table_id}/", "get"),
+    ("/api/tables/{table_id}/status/", "get"),
+    ("/api/tables/{table_id}/configs/", "get"),
+    ("/api/tables/{table_id}/rounds/", "get"),
+    ("/api/rounds/{round_id}/", "get"),
+    ("/api/stations/", "get"),
+    ("/api/stations/{station_id}/rounds/", "get"),
+    ("/api/stations/{station_id}/ledger/", "get"),
+    ("/api/tables/{table_id}/report/", "get"),
+    ("/api/tables/{table_id}/configs/", "post"),
+    ("/api/token/", "post"),
+    ("/api/tables/", "post"),
+    ("/api/tables/{table_id}/stations/", "post"),
+    ("/api/tables/{table_id}/reader-key/", "post"),
+]
+CONFORMANCE = [
+    status_code_conformance,
+    content_type_conformance,
+    response_schema_conformance,
+]
+
+
+def as_schemathesis(response, kwargs: dict) -> Response:
+    """The Django test client's response as schemathesis checks one."""
+    prepared = requests.Request(
+        method=kwargs["method"], url=kwargs["url"], params=kwargs.get("params")
+    ).prepare()
+    return Response(
+        status_code=response.status_code,
+        headers={k.lower(): [v] for k, v in response.headers.items()},
+        content=response.content,
+        request=prepared,
+        elapsed=0.0,
+        verify=False,
+    )
+
+
+@pytest.mark.parametrize("path, method", MAIN)
+def test_the_main_endpoints_answer_as_described(client, world, path, method):
+    """Every response of the main endpoints (generated input, then with real ids) has a
+    status code, a content type and a body the OpenAPI description lists."""
+    token, real = world
+    operation = SCHEMA[path][method.upper()]
+
+    @settings(
+        max_examples=5,
+        deadline=None,
+        derandomize=True,
+        database=None,
+        suppress_health_check=list(HealthCheck),
+    )
+    @given(case=operation.as_strategy())
+    def run(case):
+        for attempt in ("generated", "real"):
+            if attempt == "real":
+                if not case.path_parameters:
+                    return
+                case.path_parameters = {k: real.get(k, v) for k, v in case.path_parameters.items()}
+            kwargs = case.as_transport_kwargs(base_url="http://testserver")
+            response = send(client, kwargs, token)
+            case.validate_response(as_schemathesis(response, kwargs), checks=CONFORMANCE)
 
     run()

@@ -218,3 +218,42 @@ def test_keep_on_postgresql_keeps_the_temporary_database(postgres_url, seeded, t
         with connection.cursor() as cursor:
             for name in kept_names:
                 cursor.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+# -- refusals: as the engine path, in one line -------------------------------------------------
+
+ABOVE_CREDITS = {
+    "a double": (
+        {"credits": "15", "actions": ["double"]},
+        ["2S", "5H", "3D", "4C", "2C", "2D", "4S", "6D", "6S", "9H"],
+        "station s1, box 1: credits 5.00 do not cover the double stake 10.00",
+    ),
+    "an insurance": (
+        {"credits": "10", "actions": ["insure"]},
+        ["2S", "AH", "3D", "4C", "9S", "TD", "TC"],
+        "station s1, box 1: credits 0.00 do not cover the insurance stake 5.00",
+    ),
+}
+
+
+@pytest.mark.parametrize("station, shoe, line", ABOVE_CREDITS.values(), ids=list(ABOVE_CREDITS))
+def test_live_refuses_what_the_credits_do_not_cover_as_the_engine_does(
+    embedded, tmp_path, station, shoe, line
+):
+    """The engine path exits 2 with one line (tests/engine/test_invalid_scenarios.py); so does
+    --live, with the server's code after the line."""
+    data = {"stations": {"s1": {"bets": {"1": {"main": "10"}}, **station}}, "shoe": shoe}
+    main_url, _ = embedded
+    result = play_live_command(main_url, tmp_path / "tmp", "-", stdin=json.dumps(data))
+    assert (result.returncode, result.stdout) == (2, "")
+    assert result.stderr == f"{line} [insufficient_credits]\n"
+
+
+def test_live_refuses_an_unmigrated_database_in_one_line(tmp_path):
+    empty = tmp_path / "empty.sqlite3"
+    result = play_live_command(
+        f"sqlite:///{empty}", tmp_path / "tmp", "--url", "ws://127.0.0.1:9", str(SCENARIO)
+    )
+    assert (result.returncode, result.stdout) == (1, "")
+    assert result.stderr.count("\n") == 1, result.stderr
+    assert result.stderr.startswith("the database is not migrated: run manage.py migrate")

@@ -127,6 +127,42 @@ def test_a_command_cut_off_half_way_leaves_nothing_and_its_resend_runs(table, s1
             "station s1, box 1: special bet 'pair' is not offered at this table",
         ),
         ({"type": "fly"}, "bad_message", "station s1: unknown message type 'fly'"),
+        # Amounts are decimal strings (docs/protocol.md): a JSON number is refused.
+        (
+            {"type": "place", "box": 1, "bet": "main", "amount": 5},
+            "bad_amount",
+            'station s1, box 1: amount must be a decimal string such as "10.00", got 5',
+        ),
+        (
+            {"type": "bet_all", "box": 1, "amount": 2.5},
+            "bad_amount",
+            'station s1, box 1: amount must be a decimal string such as "10.00", got 2.5',
+        ),
+        (
+            {"type": "place_many", "bets": [{"box": 1, "bet": "main", "amount": 10}]},
+            "bad_amount",
+            'station s1, box 1: amount must be a decimal string such as "10.00", got 10',
+        ),
+        (
+            {"type": "cash_in", "amount": 20},
+            "bad_amount",
+            'station s1: cash-in amount must be a decimal string such as "10.00", got 20',
+        ),
+        (
+            {"type": "cash_in", "amount": "abc"},
+            "bad_amount",
+            'station s1: cash-in amount must be a decimal string such as "10.00", got \'abc\'',
+        ),
+        (
+            {"type": "cash_in", "amount": "0.00"},
+            "bad_amount",
+            "station s1: a cash-in must be more than 0.00",
+        ),
+        (
+            {"type": "let_it_play", "box": 9},
+            "invalid",
+            "station s1, box 9: the table has boxes 1 to 3",
+        ),
         (
             {"type": "undo", "extra": 1} | {"type": "decide", "action": "hit"},
             "not_your_turn",
@@ -206,6 +242,33 @@ def test_let_it_play_bets_the_last_win_up_to_the_cap(table, s1):
         "code": "above_maximum",
         "message": "station s1, box 1: 20.00 is above the Let It Play cap 15.00",
     }
+
+
+@pytest.mark.parametrize(
+    "cards, action",
+    [("TS 9C 9D TH", "stand"), ("TS 9C 6D TH", "surrender")],  # a push; a surrender
+)
+def test_let_it_play_only_after_a_win(table, s1, cards, action):
+    """Seed 001 §3.5: only a hand that won may be let play; a push or a surrender returned
+    money but won nothing (docs/protocol.md, ``let_it_play``)."""
+    from rounds.engine import CardDrawn, Decision, parse_card
+
+    round = writer.open_round(table)
+    send(s1, 1, type="place", box=1, bet="main", amount="10")
+    writer.expire(round.pk, "betting")
+    for card in cards.split():
+        writer.record(round.pk, CardDrawn(parse_card(card)))
+    writer.record(round.pk, Decision("s1", action))
+    round.refresh_from_db()
+    assert round.phase == "settled"
+    assert ledger.balance(s1) in (Decimal("50.00"), Decimal("45.00"))  # pushed; surrendered
+    writer.open_round(table)
+    reply = send(s1, 2, type="let_it_play", box=1)
+    assert reply["error"] == {
+        "code": "no_bets",
+        "message": "station s1, box 1: this box won nothing in the last round",
+    }
+    assert bets(send(s1, 3, type="state")) == []
 
 
 def test_place_many_is_checked_as_a_whole(table, s1):

@@ -119,7 +119,11 @@ def test_info_describes_the_table(table):
         "win_thresholds": {"nice": "3", "big": "10"},
         # the decision timer is capped at the jurisdiction's 25 s; bonus falls back to it
         "timers": {"betting": 20.0, "insurance": 10.0, "bonus": 25.0, "decision": 25.0},
+        # the rules and paytables a station explains the game with (not only the floor's API)
+        "rules": RuleSet(decks=6).to_dict(),
+        "paytables": {"21+3": {"flush": "5"}, "pair": {"suited_pair": "25", "pair": "8"}},
     }
+    assert list(state["info"]["paytables"]) == ["21+3", "pair"]  # the catalog's order
     assert state["round"] is None and state["credits"] == "1000.00"
     assert state["last_round"] is None and state["last_bet"] is None
     assert state["last_win"] is None and state["win"] is None

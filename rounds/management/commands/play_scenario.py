@@ -1,7 +1,8 @@
 """``manage.py play_scenario FILE``: play one scenario file through the rules engine.
 
 Exit status 0 with the outcome JSON on stdout; exit status 2 with one line on
-stderr when the scenario is invalid (spec/scenario-format.md).
+stderr when the scenario is invalid (spec/scenario-format.md); with ``--live --url``, exit
+status 1 with one line when the configured database is unreachable or not migrated.
 
 ``--live`` plays it through the real table instead (rounds/live_replay.py). Without
 ``--url`` the server runs in this process on a throwaway database of its own (a temporary
@@ -58,6 +59,7 @@ class Command(BaseCommand):
             if not options["live"]:
                 outcome = play_scenario(data, parse_paytables)
             elif options["url"]:
+                refuse_unmigrated(self.stderr.write)
                 outcome = live_replay().play_live(data, options["url"], options["timer_ms"])
             else:
                 outcome = self.play_apart(data, options["timer_ms"], options["keep"])
@@ -78,6 +80,26 @@ class Command(BaseCommand):
         channel_layers.backends.clear()
         with terminate_as_exit(), replay.throwaway_database(keep, self.stderr.write):
             return replay.play_live(data, None, timer_ms)
+
+
+def refuse_unmigrated(write: Any) -> None:
+    """With --url the replay table is made in the configured database: refuse, in one line
+    and with exit status 1, one that is unreachable or not migrated (no traceback)."""
+    from django.db import DatabaseError, connection
+    from django.db.migrations.executor import MigrationExecutor
+
+    try:
+        executor = MigrationExecutor(connection)
+        pending = executor.migration_plan(executor.loader.graph.leaf_nodes())
+    except DatabaseError as exc:
+        write(f"the database cannot be read: {str(exc).splitlines()[0]}")
+        sys.exit(1)
+    if pending:
+        write(
+            f"the database is not migrated: run manage.py migrate first "
+            f"({len(pending)} migrations to apply)"
+        )
+        sys.exit(1)
 
 
 def live_replay() -> Any:
