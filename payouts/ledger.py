@@ -34,10 +34,10 @@ from django.db import IntegrityError, transaction
 from django.db.models import Sum
 
 from payouts.models import LedgerEntry
+from stations.models import Station
 
 if TYPE_CHECKING:
     from rounds.models import Round
-    from stations.models import Station
 
 CENT = Decimal("0.01")
 HOUSE = "|house"  # the house side's key: the station side's key and this
@@ -113,6 +113,30 @@ class EntryKey:
 Key = CashKey | EntryKey
 
 
+# -- locking -----------------------------------------------------------------------------------
+
+
+def lock_credits(stations: Iterable[Station | int]) -> dict[int, Decimal]:
+    """Lock the stations' rows and return their credits (station id -> balance), read under
+    the locks. Every change of what a station's credits must cover takes these locks in one
+    order: the round's row first (when there is one), then the stations' rows by id. A bet
+    change, a cash-out, the close of bets and a void or correction that takes money back
+    hold them, so none of them decides on credits another is changing."""
+    ids = sorted({s if isinstance(s, int) else s.pk for s in stations})
+    if not ids:
+        return {}
+    list(Station.objects.select_for_update().filter(pk__in=ids).order_by("pk").values_list("pk"))
+    credits = dict.fromkeys(ids, Decimal("0.00"))
+    rows = (
+        LedgerEntry.objects.filter(station_id__in=ids)
+        .values_list("station_id")
+        .annotate(total=Sum("amount"))
+        .order_by()
+    )
+    credits.update({station_id: money(total) for station_id, total in rows})
+    return credits
+
+
 # -- writing -----------------------------------------------------------------------------------
 
 
@@ -159,7 +183,8 @@ def cash_in(station: Station, amount: Decimal, client_key: str) -> bool:
 
 def cash_out(station: Station, client_key: str) -> Decimal:
     """Pay out the station's whole balance once per ``client_key`` (the caller holds the
-    station's lock and has checked it has no bets on the table); the amount paid."""
+    round's and the station's locks, ``lock_credits``, and has checked it has no bets on the
+    table); the amount paid."""
     credits = balance(station)
     if credits <= 0:
         return Decimal("0.00")

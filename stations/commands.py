@@ -138,6 +138,8 @@ def _change_slip(station: Station, change, at: datetime | None = None) -> None:
     round = _betting_round(station, at)
     with transaction.atomic():
         round = writer.lock_for_betting(round.pk)  # bets close after us, or before
+        # The credits are read under the station's lock: a cash-out is before us, or after.
+        ledger.lock_credits([station])
         slip, _ = BetSlip.objects.select_for_update().get_or_create(round=round, station=station)
         groups = change(list(slip.groups), round)
         totals = _totals(groups)
@@ -363,7 +365,12 @@ def _cash_in(station: Station, message: dict[str, Any], at: datetime) -> None:
 
 def _cash_out(station: Station, message: dict[str, Any], at: datetime) -> None:
     with transaction.atomic():
-        Station.objects.select_for_update().get(pk=station.pk)
+        # The lock order of a bet change (the round, then the station): a bet and a
+        # cash-out at once are one after the other, never both on the credits before.
+        round = open_round(station)
+        if round is not None:
+            Round.objects.select_for_update().filter(pk=round.pk).first()
+        ledger.lock_credits([station])
         if _has_bets_on_the_table(station):
             raise EngineError(
                 "cash-out is only possible with no bets on the table", code="bets_on_table"
