@@ -18,7 +18,17 @@ which the database stores and game recall shows, is made and read only in this m
 - ``...:c<seq>``: the item written again after a correction took it back (``seq``: the
   event that wrote it); ``...:corrected``: an entry a correction took back;
   ``...:void``: an entry a void refunded;
+- ``round:<round id>:<station>:house_loss:<when>``: what a void (``when``: ``void``) or a
+  correction (``c<seq>``) took back beyond the station's credits, the house's loss (or,
+  negative, such a loss given back to the house when a later correction pays the station);
 - ``<station side's key>|house``: the house side of every movement.
+
+No balance goes below zero. Every movement that takes money from a station is decided under
+the station's row lock (``lock_credits``: after the round's lock, stations by id): a
+cash-out pays the balance, a stake the credits do not cover is refused
+(``insufficient_credits``), and what a void or a correction takes back beyond the credits is
+the house's loss (``HOUSE_LOSS``), recorded on the round for a floor manager, never owed by
+whoever plays the station next.
 """
 
 from __future__ import annotations
@@ -34,6 +44,7 @@ from django.db import IntegrityError, transaction
 from django.db.models import Sum
 
 from payouts.models import LedgerEntry
+from rounds.engine import EngineError
 from stations.models import Station
 
 if TYPE_CHECKING:
@@ -110,7 +121,20 @@ class EntryKey:
         return cls(ItemKey(int(round_id), station, item), revision, reversal, refund)
 
 
-Key = CashKey | EntryKey
+@dataclass(frozen=True)
+class LossKey:
+    """The house's loss on a round for one station: what a void (``when``: ``void``) or the
+    correction of event ``seq`` (``c<seq>``) took back beyond its credits, or gave back."""
+
+    round_id: int
+    station: str
+    when: str
+
+    def text(self) -> str:
+        return f"round:{self.round_id}:{self.station}:house_loss:{self.when}"
+
+
+Key = CashKey | EntryKey | LossKey
 
 
 # -- locking -----------------------------------------------------------------------------------
@@ -199,6 +223,7 @@ class RoundBooks:
 
     now: dict[ItemKey, tuple[EntryKey, Decimal]] = field(default_factory=dict)
     taken: set[ItemKey] = field(default_factory=set)  # items whose first key is taken
+    lost: dict[str, Decimal] = field(default_factory=dict)  # station -> the house's loss
 
 
 def round_books(round: Round) -> RoundBooks:
@@ -207,9 +232,15 @@ def round_books(round: Round) -> RoundBooks:
     rows = LedgerEntry.objects.filter(
         round=round,
         station__isnull=False,
-        kind__in=[LedgerEntry.Kind.STAKE, LedgerEntry.Kind.RETURN],
-    ).values_list("key", "amount")
-    keys = {EntryKey.parse(text): amount for text, amount in rows}
+        kind__in=[LedgerEntry.Kind.STAKE, LedgerEntry.Kind.RETURN, LedgerEntry.Kind.HOUSE_LOSS],
+    ).values_list("key", "kind", "amount")
+    keys: dict[EntryKey, Decimal] = {}
+    for text, kind, amount in rows:
+        if kind == LedgerEntry.Kind.HOUSE_LOSS:
+            station = text.split(":", 3)[2]
+            books.lost[station] = books.lost.get(station, Decimal(0)) + amount
+        else:
+            keys[EntryKey.parse(text)] = amount
     for key, amount in keys.items():
         if key.refund:
             continue
@@ -235,7 +266,7 @@ def post_round_items(
         for item, amount in items.items()
         if item not in books.now
     ]
-    return _post(round, movements)
+    return _post_covered(round, movements, books, f"s{seq}", refuse=True)
 
 
 def _written(
@@ -273,7 +304,7 @@ def bring_round_to(
             del books.now[item]
         if amount is not None:
             movements.append(_written(books, stations, item, amount, seq))
-    return _post(round, movements)
+    return _post_covered(round, movements, books, f"c{seq}")
 
 
 def refund_round(round: Round) -> int:
@@ -294,8 +325,51 @@ def refund_round(round: Round) -> int:
         assert e.station is not None  # the query takes the station entries only
         key = replace(EntryKey.parse(e.key), refund=True)
         refunds.append((e.station, LedgerEntry.Kind.REFUND, -e.amount, key))
-    _post(round, refunds)
+    _post_covered(round, refunds, round_books(round), "void")
     return len(refunds)
+
+
+def _post_covered(
+    round: Round,
+    movements: list[tuple[Station, str, Decimal, Key]],
+    books: RoundBooks,
+    when: str,
+    refuse: bool = False,
+) -> int:
+    """``_post`` the round's movements, never taking a station below zero. A station they
+    take money from is locked (``lock_credits``) and its credits read: what they take beyond
+    them is refused (``refuse``: a stake, ``insufficient_credits``) or is the house's loss
+    (a void or a correction taking back, keyed ``when``). A station they pay first gives
+    back the house's loss on this round, if any. Returns how many movements were written
+    (the house's losses not counted)."""
+    net: dict[str, Decimal] = defaultdict(Decimal)
+    stations: dict[str, Station] = {}
+    for station, _kind, amount, _key in movements:
+        net[station.name] += amount
+        stations[station.name] = station
+    paying = [stations[name] for name, amount in net.items() if amount < 0]
+    credits = lock_credits(paying) if paying else {}
+    losses: list[tuple[Station, str, Decimal, Key]] = []
+    for name, amount in sorted(net.items()):
+        station = stations[name]
+        after = credits[station.pk] + amount if amount < 0 else Decimal(0)
+        lost = books.lost.get(name, Decimal(0))
+        if after < 0 and refuse:
+            raise EngineError(
+                f"credits {money(credits[station.pk])} do not cover the stakes {money(-amount)}",
+                name,
+                code="insufficient_credits",
+            )
+        if after < 0:
+            loss = -after  # what the station no longer has
+        elif amount > 0 and lost > 0:
+            loss = -min(amount, lost)  # the house gets its loss back first
+        else:
+            continue
+        books.lost[name] = lost + loss
+        losses.append((station, LedgerEntry.Kind.HOUSE_LOSS, loss, LossKey(round.pk, name, when)))
+    written = _post(round, movements + losses)
+    return written - len(losses)
 
 
 def _kind(amount: Decimal) -> str:
@@ -329,7 +403,8 @@ def balance(station: Station | int) -> Decimal:
 
 
 def round_totals(round: Round) -> dict[str, Decimal]:
-    """The stations' entries of a round summed by kind (stake, return, refund)."""
+    """The stations' entries of a round summed by kind (stake, return, refund, the house's
+    loss)."""
     rows = (
         LedgerEntry.objects.filter(round=round, station__isnull=False)
         .values_list("kind")
