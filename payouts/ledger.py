@@ -40,6 +40,7 @@ from dataclasses import dataclass, field, replace
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
+from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.db.models import Sum
 
@@ -200,8 +201,28 @@ def _post_once(station: Station, kind: str, amount: Decimal, key: CashKey) -> bo
 
 
 def cash_in(station: Station, amount: Decimal, client_key: str) -> bool:
-    """Credit a cash-in once per ``client_key``; False when it was credited already."""
+    """Credit a cash-in once per ``client_key``; False when it was credited already. Raises
+    EngineError, writing nothing, for a cash-in above ``TABLEHUB_MAX_CASH_IN``
+    (``amount_too_large``) or one that would take the balance above
+    ``TABLEHUB_MAX_BALANCE`` (``balance_limit``): every entry and balance fits the ledger.
+    (The balance is read without a lock: cash-ins at the same moment may pass the limit
+    together, by less than the headroom the ledger's column keeps.)"""
     key = CashKey(station.pk, LedgerEntry.Kind.CASH_IN, client_key)
+    most = settings.TABLEHUB_MAX_CASH_IN
+    if amount > most:
+        raise EngineError(
+            f"a cash-in is at most {money(most)}, not {money(amount)}",
+            station.name,
+            code="amount_too_large",
+        )
+    limit, credits = settings.TABLEHUB_MAX_BALANCE, balance(station)
+    if credits + amount > limit and not LedgerEntry.objects.filter(key=key.text()).exists():
+        raise EngineError(
+            f"credits {money(credits)} and a cash-in of {money(amount)} would be above the "
+            f"most a station may hold, {money(limit)}",
+            station.name,
+            code="balance_limit",
+        )
     return _post_once(station, LedgerEntry.Kind.CASH_IN, amount, key)
 
 
