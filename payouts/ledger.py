@@ -147,10 +147,9 @@ def lock_credits(stations: Iterable[Station | int]) -> dict[int, Decimal]:
     order: the round's row first (when there is one), then the stations' rows by id. A bet
     change, a cash-out, the close of bets and a void or correction that takes money back
     hold them, so none of them decides on credits another is changing."""
-    ids = sorted({s if isinstance(s, int) else s.pk for s in stations})
+    ids = lock_stations(stations)
     if not ids:
         return {}
-    list(Station.objects.select_for_update().filter(pk__in=ids).order_by("pk").values_list("pk"))
     credits = dict.fromkeys(ids, Decimal("0.00"))
     rows = (
         LedgerEntry.objects.filter(station_id__in=ids)
@@ -160,6 +159,16 @@ def lock_credits(stations: Iterable[Station | int]) -> dict[int, Decimal]:
     )
     credits.update({station_id: money(total) for station_id, total in rows})
     return credits
+
+
+def lock_stations(stations: Iterable[Station | int]) -> list[int]:
+    """``lock_credits`` without reading them (the caller reads them next, under the locks);
+    the stations' ids, in the order they were locked."""
+    ids = sorted({s if isinstance(s, int) else s.pk for s in stations})
+    if ids:
+        locked = Station.objects.select_for_update().filter(pk__in=ids).order_by("pk")
+        list(locked.values_list("pk"))
+    return ids
 
 
 # -- writing -----------------------------------------------------------------------------------
@@ -438,7 +447,7 @@ def check() -> list[str]:
     """Every broken invariant of the books, one line each (none: the books balance). The
     whole ledger and each round's entries sum to zero; each station's entry has its house
     mirror (same round, same kind, the opposite amount); each station's balance is exactly
-    the sum of its entries."""
+    the sum of its entries, and never below zero."""
     broken: list[str] = []
     rows = list(LedgerEntry.objects.values_list("key", "station_id", "round_id", "kind", "amount"))
     total = sum((Decimal(str(r[4])) for r in rows), Decimal(0))
@@ -468,6 +477,11 @@ def check() -> list[str]:
         .distinct()
     )
     for station_id, amount in sorted(by_station.items()):
+        if amount < 0:
+            broken.append(
+                f"station {station_id} ({names[station_id]})'s balance {money(amount)} "
+                "is below zero"
+            )
         shown = balance(station_id)
         if shown != amount:
             broken.append(

@@ -139,7 +139,7 @@ def _change_slip(station: Station, change, at: datetime | None = None) -> None:
     with transaction.atomic():
         round = writer.lock_for_betting(round.pk)  # bets close after us, or before
         # The credits are read under the station's lock: a cash-out is before us, or after.
-        ledger.lock_credits([station])
+        ledger.lock_stations([station])
         slip, _ = BetSlip.objects.select_for_update().get_or_create(round=round, station=station)
         groups = change(list(slip.groups), round)
         totals = _totals(groups)
@@ -370,7 +370,7 @@ def _cash_out(station: Station, message: dict[str, Any], at: datetime) -> None:
         round = open_round(station)
         if round is not None:
             Round.objects.select_for_update().filter(pk=round.pk).first()
-        ledger.lock_credits([station])
+        ledger.lock_stations([station])
         if _has_bets_on_the_table(station):
             raise EngineError(
                 "cash-out is only possible with no bets on the table", code="bets_on_table"
