@@ -33,6 +33,7 @@ whoever plays the station next.
 
 from __future__ import annotations
 
+import logging
 import re
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
@@ -50,6 +51,8 @@ from stations.models import Station
 
 if TYPE_CHECKING:
     from rounds.models import Round
+
+log = logging.getLogger("tablehub.payouts")
 
 CENT = Decimal("0.01")
 HOUSE = "|house"  # the house side's key: the station side's key and this
@@ -398,6 +401,15 @@ def _post_covered(
             continue
         books.lost[name] = lost + loss
         losses.append((station, LedgerEntry.Kind.HOUSE_LOSS, loss, LossKey(round.pk, name, when)))
+        log.warning(
+            "round %s (%s): station %s %s %s: the house's loss on the round is now %s",
+            round.pk,
+            when,
+            name,
+            "could not give back" if loss > 0 else "was paid again and gave back",
+            money(abs(loss)),
+            money(books.lost[name]),
+        )
     written = _post(round, movements + losses)
     return written - len(losses)
 
