@@ -18,11 +18,22 @@ which the database stores and game recall shows, is made and read only in this m
 - ``...:c<seq>``: the item written again after a correction took it back (``seq``: the
   event that wrote it); ``...:corrected``: an entry a correction took back;
   ``...:void``: an entry a void refunded;
+- ``round:<round id>:<station>:house_loss:<when>``: what a void (``when``: ``void``) or a
+  correction (``c<seq>``) took back beyond the station's credits, the house's loss (or,
+  negative, such a loss given back to the house when a later correction pays the station);
 - ``<station side's key>|house``: the house side of every movement.
+
+No balance goes below zero. Every movement that takes money from a station is decided under
+the station's row lock (``lock_credits``: after the round's lock, stations by id): a
+cash-out pays the balance, a stake the credits do not cover is refused
+(``insufficient_credits``), and what a void or a correction takes back beyond the credits is
+the house's loss (``HOUSE_LOSS``), recorded on the round for a floor manager, never owed by
+whoever plays the station next.
 """
 
 from __future__ import annotations
 
+import logging
 import re
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
@@ -30,14 +41,18 @@ from dataclasses import dataclass, field, replace
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
+from django.conf import settings
 from django.db import IntegrityError, connection, transaction
 from django.db.models import Sum
 
 from payouts.models import LedgerEntry
+from rounds.engine import EngineError
+from stations.models import Station
 
 if TYPE_CHECKING:
     from rounds.models import Round
-    from stations.models import Station
+
+log = logging.getLogger("tablehub.payouts")
 
 CENT = Decimal("0.01")
 HOUSE = "|house"  # the house side's key: the station side's key and this
@@ -110,7 +125,53 @@ class EntryKey:
         return cls(ItemKey(int(round_id), station, item), revision, reversal, refund)
 
 
-Key = CashKey | EntryKey
+@dataclass(frozen=True)
+class LossKey:
+    """The house's loss on a round for one station: what a void (``when``: ``void``) or the
+    correction of event ``seq`` (``c<seq>``) took back beyond its credits, or gave back."""
+
+    round_id: int
+    station: str
+    when: str
+
+    def text(self) -> str:
+        return f"round:{self.round_id}:{self.station}:house_loss:{self.when}"
+
+
+Key = CashKey | EntryKey | LossKey
+
+
+# -- locking -----------------------------------------------------------------------------------
+
+
+def lock_credits(stations: Iterable[Station | int]) -> dict[int, Decimal]:
+    """Lock the stations' rows and return their credits (station id -> balance), read under
+    the locks. Every change of what a station's credits must cover takes these locks in one
+    order: the round's row first (when there is one), then the stations' rows by id. A bet
+    change, a cash-out, the close of bets and a void or correction that takes money back
+    hold them, so none of them decides on credits another is changing."""
+    ids = lock_stations(stations)
+    if not ids:
+        return {}
+    credits = dict.fromkeys(ids, Decimal("0.00"))
+    rows = (
+        LedgerEntry.objects.filter(station_id__in=ids)
+        .values_list("station_id")
+        .annotate(total=Sum("amount"))
+        .order_by()
+    )
+    credits.update({station_id: money(total) for station_id, total in rows})
+    return credits
+
+
+def lock_stations(stations: Iterable[Station | int]) -> list[int]:
+    """``lock_credits`` without reading them (the caller reads them next, under the locks);
+    the stations' ids, in the order they were locked."""
+    ids = sorted({s if isinstance(s, int) else s.pk for s in stations})
+    if ids:
+        locked = Station.objects.select_for_update().filter(pk__in=ids).order_by("pk")
+        list(locked.values_list("pk"))
+    return ids
 
 
 # -- writing -----------------------------------------------------------------------------------
@@ -152,14 +213,35 @@ def _post_once(station: Station, kind: str, amount: Decimal, key: CashKey) -> bo
 
 
 def cash_in(station: Station, amount: Decimal, client_key: str) -> bool:
-    """Credit a cash-in once per ``client_key``; False when it was credited already."""
+    """Credit a cash-in once per ``client_key``; False when it was credited already. Raises
+    EngineError, writing nothing, for a cash-in above ``TABLEHUB_MAX_CASH_IN``
+    (``amount_too_large``) or one that would take the balance above
+    ``TABLEHUB_MAX_BALANCE`` (``balance_limit``): every entry and balance fits the ledger.
+    (The balance is read without a lock: cash-ins at the same moment may pass the limit
+    together, by less than the headroom the ledger's column keeps.)"""
     key = CashKey(station.pk, LedgerEntry.Kind.CASH_IN, client_key)
+    most = settings.TABLEHUB_MAX_CASH_IN
+    if amount > most:
+        raise EngineError(
+            f"a cash-in is at most {money(most)}, not {money(amount)}",
+            station.name,
+            code="amount_too_large",
+        )
+    limit, credits = settings.TABLEHUB_MAX_BALANCE, balance(station)
+    if credits + amount > limit and not LedgerEntry.objects.filter(key=key.text()).exists():
+        raise EngineError(
+            f"credits {money(credits)} and a cash-in of {money(amount)} would be above the "
+            f"most a station may hold, {money(limit)}",
+            station.name,
+            code="balance_limit",
+        )
     return _post_once(station, LedgerEntry.Kind.CASH_IN, amount, key)
 
 
 def cash_out(station: Station, client_key: str) -> Decimal:
     """Pay out the station's whole balance once per ``client_key`` (the caller holds the
-    station's lock and has checked it has no bets on the table); the amount paid."""
+    round's and the station's locks, ``lock_credits``, and has checked it has no bets on the
+    table); the amount paid."""
     credits = balance(station)
     if credits <= 0:
         return Decimal("0.00")
@@ -174,6 +256,7 @@ class RoundBooks:
 
     now: dict[ItemKey, tuple[EntryKey, Decimal]] = field(default_factory=dict)
     taken: set[ItemKey] = field(default_factory=set)  # items whose first key is taken
+    lost: dict[str, Decimal] = field(default_factory=dict)  # station -> the house's loss
 
 
 def round_books(round: Round) -> RoundBooks:
@@ -182,9 +265,15 @@ def round_books(round: Round) -> RoundBooks:
     rows = LedgerEntry.objects.filter(
         round=round,
         station__isnull=False,
-        kind__in=[LedgerEntry.Kind.STAKE, LedgerEntry.Kind.RETURN],
-    ).values_list("key", "amount")
-    keys = {EntryKey.parse(text): amount for text, amount in rows}
+        kind__in=[LedgerEntry.Kind.STAKE, LedgerEntry.Kind.RETURN, LedgerEntry.Kind.HOUSE_LOSS],
+    ).values_list("key", "kind", "amount")
+    keys: dict[EntryKey, Decimal] = {}
+    for text, kind, amount in rows:
+        if kind == LedgerEntry.Kind.HOUSE_LOSS:
+            station = text.split(":", 3)[2]
+            books.lost[station] = books.lost.get(station, Decimal(0)) + amount
+        else:
+            keys[EntryKey.parse(text)] = amount
     for key, amount in keys.items():
         if key.refund:
             continue
@@ -210,7 +299,7 @@ def post_round_items(
         for item, amount in items.items()
         if item not in books.now
     ]
-    return _post(round, movements)
+    return _post_covered(round, movements, books, f"s{seq}", refuse=True)
 
 
 def _written(
@@ -248,7 +337,7 @@ def bring_round_to(
             del books.now[item]
         if amount is not None:
             movements.append(_written(books, stations, item, amount, seq))
-    return _post(round, movements)
+    return _post_covered(round, movements, books, f"c{seq}")
 
 
 def refund_round(round: Round) -> int:
@@ -269,8 +358,60 @@ def refund_round(round: Round) -> int:
         assert e.station is not None  # the query takes the station entries only
         key = replace(EntryKey.parse(e.key), refund=True)
         refunds.append((e.station, LedgerEntry.Kind.REFUND, -e.amount, key))
-    _post(round, refunds)
+    _post_covered(round, refunds, round_books(round), "void")
     return len(refunds)
+
+
+def _post_covered(
+    round: Round,
+    movements: list[tuple[Station, str, Decimal, Key]],
+    books: RoundBooks,
+    when: str,
+    refuse: bool = False,
+) -> int:
+    """``_post`` the round's movements, never taking a station below zero. A station they
+    take money from is locked (``lock_credits``) and its credits read: what they take beyond
+    them is refused (``refuse``: a stake, ``insufficient_credits``) or is the house's loss
+    (a void or a correction taking back, keyed ``when``). A station they pay first gives
+    back the house's loss on this round, if any. Returns how many movements were written
+    (the house's losses not counted)."""
+    net: dict[str, Decimal] = defaultdict(Decimal)
+    stations: dict[str, Station] = {}
+    for station, _kind, amount, _key in movements:
+        net[station.name] += amount
+        stations[station.name] = station
+    paying = [stations[name] for name, amount in net.items() if amount < 0]
+    credits = lock_credits(paying) if paying else {}
+    losses: list[tuple[Station, str, Decimal, Key]] = []
+    for name, amount in sorted(net.items()):
+        station = stations[name]
+        after = credits[station.pk] + amount if amount < 0 else Decimal(0)
+        lost = books.lost.get(name, Decimal(0))
+        if after < 0 and refuse:
+            raise EngineError(
+                f"credits {money(credits[station.pk])} do not cover the stakes {money(-amount)}",
+                name,
+                code="insufficient_credits",
+            )
+        if after < 0:
+            loss = -after  # what the station no longer has
+        elif amount > 0 and lost > 0:
+            loss = -min(amount, lost)  # the house gets its loss back first
+        else:
+            continue
+        books.lost[name] = lost + loss
+        losses.append((station, LedgerEntry.Kind.HOUSE_LOSS, loss, LossKey(round.pk, name, when)))
+        log.warning(
+            "round %s (%s): station %s %s %s: the house's loss on the round is now %s",
+            round.pk,
+            when,
+            name,
+            "could not give back" if loss > 0 else "was paid again and gave back",
+            money(abs(loss)),
+            money(books.lost[name]),
+        )
+    written = _post(round, movements + losses)
+    return written - len(losses)
 
 
 def _kind(amount: Decimal) -> str:
@@ -316,7 +457,8 @@ _BALANCE_SQL = "SELECT SUM({amount}) FROM {table} WHERE {station} = %s".format(
 
 
 def round_totals(round: Round) -> dict[str, Decimal]:
-    """The stations' entries of a round summed by kind (stake, return, refund)."""
+    """The stations' entries of a round summed by kind (stake, return, refund, the house's
+    loss)."""
     rows = (
         LedgerEntry.objects.filter(round=round, station__isnull=False)
         .values_list("kind")
@@ -329,7 +471,7 @@ def check() -> list[str]:
     """Every broken invariant of the books, one line each (none: the books balance). The
     whole ledger and each round's entries sum to zero; each station's entry has its house
     mirror (same round, same kind, the opposite amount); each station's balance is exactly
-    the sum of its entries."""
+    the sum of its entries, and never below zero."""
     broken: list[str] = []
     rows = list(LedgerEntry.objects.values_list("key", "station_id", "round_id", "kind", "amount"))
     total = sum((Decimal(str(r[4])) for r in rows), Decimal(0))
@@ -359,6 +501,11 @@ def check() -> list[str]:
         .distinct()
     )
     for station_id, amount in sorted(by_station.items()):
+        if amount < 0:
+            broken.append(
+                f"station {station_id} ({names[station_id]})'s balance {money(amount)} "
+                "is below zero"
+            )
         shown = balance(station_id)
         if shown != amount:
             broken.append(

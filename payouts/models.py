@@ -51,6 +51,10 @@ class LedgerEntry(models.Model):
         STAKE = "stake"
         RETURN = "return"
         REFUND = "refund"
+        # What a void or correction took back and the station no longer had (it had cashed
+        # out, or lost it since): the house's loss, so no balance goes below zero; given
+        # back to the house first when a later correction pays the station again.
+        HOUSE_LOSS = "house_loss"
 
     station = models.ForeignKey(
         "stations.Station",

@@ -13,7 +13,9 @@ doubles and splits included), insurance and each special bet:
 
 The totals are checked against the ledger: ``ledger.staked`` and ``ledger.paid`` are the
 stations' stake and return entries of the same rounds, and ``ledger.balanced`` says that
-they equal the report's drop and paid.
+they equal the report's drop and paid. ``ledger.house_loss`` is what voids and corrections
+of the report's rounds (settled and voided) took back beyond a station's credits: the
+house's loss, apart from the win.
 
 A replay table (``Table.is_replay``: made by ``play_scenario --live`` on a running server)
 counts nothing: its report has no rounds (``table.is_replay`` says why), and a report of
@@ -181,6 +183,16 @@ def table_report(
     )
     staked = -(ledger.get(LedgerEntry.Kind.STAKE) or ZERO)
     paid = ledger.get(LedgerEntry.Kind.RETURN) or ZERO
+    # What voids and corrections took back beyond a station's credits (payouts.ledger): the
+    # house's loss, counted apart from the win.
+    house_loss = (
+        LedgerEntry.objects.filter(
+            Q(round__in=settled) | Q(round__in=voided.values("pk")),
+            station__isnull=False,
+            kind=LedgerEntry.Kind.HOUSE_LOSS,
+        ).aggregate(total=Sum("amount"))["total"]
+        or ZERO
+    )
     return {
         "table": {
             "id": table.pk,
@@ -200,6 +212,7 @@ def table_report(
             "staked": _money(staked),
             "paid": _money(paid),
             "balanced": staked == total.drop and paid == total.paid,
+            "house_loss": _money(house_loss),
         },
     }
 

@@ -210,12 +210,15 @@ def _ledger(round: Round) -> dict[str, Any]:
     staked = -totals.get(LedgerEntry.Kind.STAKE, Decimal(0))
     returned = totals.get(LedgerEntry.Kind.RETURN, Decimal(0))
     refunded = totals.get(LedgerEntry.Kind.REFUND, Decimal(0))
+    # What a void or correction took back beyond a station's credits (it had cashed out).
+    house_loss = totals.get(LedgerEntry.Kind.HOUSE_LOSS, Decimal(0))
     return {
         "entries": rows,
         "staked": money(staked),
         "returned": money(returned),
         "refunded": money(refunded),
-        "house_result": money(staked - returned - refunded),
+        "house_loss": money(house_loss),
+        "house_result": money(staked - returned - refunded - house_loss),
     }
 
 

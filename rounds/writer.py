@@ -28,6 +28,7 @@ that round uses the held row as the transaction changes it, instead of reading i
 from __future__ import annotations
 
 import copy
+import logging
 import threading
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
@@ -46,12 +47,15 @@ from rounds import receipts, replay, timers
 from rounds.engine import Decision, EngineError, Notice, Timeout
 from rounds.engine import Round as Engine
 from rounds.engine.codec import dump_event
+from rounds.engine.money import fmt
 from rounds.engine.round import BonusAssigned, Event
 from rounds.models import ENDED, ENGINE_KINDS, Bet, Hand, Round, RoundEvent
 from rounds.selectors import dealer_outcome_key
-from stations.models import Station
+from stations.models import BetSlip, Station
 from tablehub import broadcast, metrics
 from tablehub.models import Table
+
+log = logging.getLogger("tablehub.rounds")
 
 DEFAULT_TIMER_SECONDS = 15
 # A round halted by a dispute has the step key "halted:<seq of the dispute>" and no deadline:
@@ -326,12 +330,17 @@ def _close_bets(round: Round) -> list[Notice]:
     if round.phase != Round.Phase.BETTING:
         raise EngineError("bets are already closed", code="bets_closed")
     bets = list(round.bets.select_related("station").order_by("station__name", "box", "pk"))
+    # The stations' credits, locked: nothing takes money from them until the stakes are in.
+    balances = ledger.lock_credits(b.station for b in bets)
+    refused = _refuse_uncovered_bets(round, bets, balances)
+    bets = [b for b in bets if b.station_id not in refused]
     if not bets:  # nobody bet: keep betting open for another betting time
         windows = int(round.step_key.partition(":")[2] or 0) + 1
         _start_timer(round, f"betting:{windows}", "betting")  # a stale timer cannot close it
         round.save(update_fields=["step_key", "deadline"])
+        publish(round, list(refused.values()))
         return []
-    credits = {b.station.name: ledger.balance(b.station) for b in bets}
+    credits = {b.station.name: balances[b.station_id] for b in bets}
     payload = {
         "bets": [[b.station.name, b.box, b.code, str(b.stake)] for b in bets],
         "credits": {name: str(amount) for name, amount in credits.items()},
@@ -340,8 +349,43 @@ def _close_bets(round: Round) -> list[Notice]:
     _append(round, RoundEvent.Kind.BETS_CLOSED, payload)
     _write(round, live)
     notices = [live.engine.dealer_prompt()]  # "deal box 1"
-    publish(round, notices)
+    publish(round, [*refused.values(), *notices])
     return notices
+
+
+def _refuse_uncovered_bets(
+    round: Round, bets: list[Bet], credits: Mapping[int, Decimal]
+) -> dict[int, Notice]:
+    """Take off the bets of each station whose credits (locked) no longer cover its stakes,
+    as a correction or a void of an earlier round can leave them: that station is told and
+    the table goes on without its bets (the stations' checks made every bet fit when it was
+    placed). Station id -> its notice."""
+    staked: dict[int, Decimal] = {}
+    for b in bets:
+        staked[b.station_id] = staked.get(b.station_id, Decimal(0)) + b.stake
+    refused: dict[int, Notice] = {}
+    for b in bets:
+        if b.station_id in refused or staked[b.station_id] <= credits[b.station_id]:
+            continue
+        error = EngineError(
+            f"credits {fmt(credits[b.station_id])} do not cover the stakes "
+            f"{fmt(staked[b.station_id])}",
+            b.station.name,
+            code="insufficient_credits",
+        )
+        refused[b.station_id] = Notice(
+            b.station.name, {"type": "bets_refused", "code": error.code, "message": error.line()}
+        )
+        log.warning(
+            "table %s round %s: bets refused at the close: %s",
+            round.table_id,
+            round.pk,
+            error.line(),
+        )
+    if refused:
+        round.bets.filter(station_id__in=refused).delete()
+        BetSlip.objects.filter(round=round, station_id__in=refused).delete()
+    return refused
 
 
 # -- the round in play -------------------------------------------------------------------------

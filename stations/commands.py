@@ -174,6 +174,8 @@ def _change_slip(station: Station, change, at: datetime | None = None) -> None:
     round = _betting_round(station, at)
     with transaction.atomic():
         round = writer.lock_for_betting(round.pk)  # bets close after us, or before
+        # The credits are read under the station's lock: a cash-out is before us, or after.
+        ledger.lock_stations([station])
         # No other writer can make this slip meanwhile: the round's lock is ours.
         slip = BetSlip.objects.filter(round=round, station=station).first()
         if slip is None:
@@ -420,13 +422,21 @@ def _has_bets_on_the_table(station: Station) -> bool:
 
 
 def _cash_in(station: Station, message: dict[str, Any], at: datetime) -> None:
-    amount = money_string(message.get("amount"), "cash-in amount")
+    amount = message.get("amount")
+    if not isinstance(amount, str):
+        money_string(amount, "cash-in amount")  # refused: money is a decimal string
+    # The value is the cash-in's to judge: bad_amount, or amount_too_large above the most.
     cash_in(station, amount, key=f"client:{message['client_id']}")
 
 
 def _cash_out(station: Station, message: dict[str, Any], at: datetime) -> None:
     with transaction.atomic():
-        Station.objects.select_for_update().get(pk=station.pk)
+        # The lock order of a bet change (the round, then the station): a bet and a
+        # cash-out at once are one after the other, never both on the credits before.
+        round = open_round(station)
+        if round is not None:
+            Round.objects.select_for_update().filter(pk=round.pk).first()
+        ledger.lock_stations([station])
         if _has_bets_on_the_table(station):
             raise EngineError(
                 "cash-out is only possible with no bets on the table", code="bets_on_table"

@@ -49,9 +49,7 @@ def table_info(table: Table, config: TableConfig) -> dict[str, Any]:
             if low is not None and high is not None
         },
         "win_thresholds": {k: str(v) for k, v in config.win_thresholds.items()},
-        "timers": {
-            name: writer.timer_seconds(probe, phase) for name, phase in TIMED_STEPS.items()
-        },
+        "timers": {name: writer.timer_seconds(probe, phase) for name, phase in TIMED_STEPS.items()},
         "rules": config.ruleset().to_dict(),
         "paytables": paytables_shown(config),
     }

@@ -11,6 +11,7 @@ from the environment:
 """
 
 import os
+from decimal import Decimal
 from pathlib import Path
 
 import dj_database_url
@@ -103,6 +104,18 @@ AXES_RESET_ON_SUCCESS = True
 # A configuration saved in the admin or the API has its main-game par sheet computed in the
 # background (payouts/rtp.py), so the admin shows its return without waiting.
 TABLEHUB_WARM_PARSHEETS = env_bool("TABLEHUB_WARM_PARSHEETS", True)
+
+# The most money one cash-in may bring and one station's balance may hold after a cash-in
+# (docs/operations.md, "Money limits and house losses"): above them a cash-in is refused
+# (amount_too_large, balance_limit). Winnings are never refused; the table limits bound
+# them, and a ledger entry holds up to 12 digits before the point, so the balance limit
+# stays far below that.
+TABLEHUB_MAX_CASH_IN = Decimal(os.environ.get("TABLEHUB_MAX_CASH_IN", "1000000.00"))
+TABLEHUB_MAX_BALANCE = Decimal(os.environ.get("TABLEHUB_MAX_BALANCE", "10000000.00"))
+if not Decimal(0) < TABLEHUB_MAX_CASH_IN <= TABLEHUB_MAX_BALANCE <= Decimal("1000000000"):
+    raise ImproperlyConfigured(
+        "0 < TABLEHUB_MAX_CASH_IN <= TABLEHUB_MAX_BALANCE <= 1000000000 must hold"
+    )
 
 ROOT_URLCONF = "tablehub.urls"
 

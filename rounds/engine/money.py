@@ -36,7 +36,7 @@ def parse_money(value: object, what: str = "amount") -> Decimal:
     if amount < 0:
         raise EngineError(f"{what} must not be negative, got {value}")
     if amount > MAX_AMOUNT:  # before quantize, which cannot hold e.g. 1e30 in cents
-        raise EngineError(f"{what} is too large: {value}")
+        raise EngineError(f"{what} is too large: {value}", code="amount_too_large")
     if amount != amount.quantize(CENT, rounding=ROUND_DOWN):
         raise EngineError(f"{what} has more than 2 decimal places: {value}")
     return amount.quantize(CENT)

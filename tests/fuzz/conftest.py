@@ -36,7 +36,9 @@ async def _close_the_consumers_connection(request):
     in one without it, Django refuses even the check of whether a connection is usable."""
     yield
     had_database = request.node.get_closest_marker("django_db") or {
-        "db", "transactional_db", "world"
+        "db",
+        "transactional_db",
+        "world",
     } & set(request.fixturenames)
     if had_database:
         await database_sync_to_async(connections.close_all)()

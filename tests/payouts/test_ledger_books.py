@@ -159,3 +159,11 @@ def test_the_database_refuses_an_entry_of_nothing():
     s1 = Station.objects.create(table=a_table(), name="s1")
     with pytest.raises(IntegrityError), transaction.atomic():
         LedgerEntry.objects.create(station=s1, kind="cash_in", amount=D("0.00"), key="zero")
+
+
+@pytest.mark.django_db
+def test_a_balance_below_zero_is_named():
+    s1 = Station.objects.create(table=a_table(), name="s1")
+    # Written past the ledger's own checks (ledger.post does not look at the balance).
+    ledger.post(s1, None, "cash_out", D("-5.00"), ledger.CashKey(s1.pk, "cash_out", "forged"))
+    assert ledger.check() == [f"station {s1.pk} (s1)'s balance -5.00 is below zero"]

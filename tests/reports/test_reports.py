@@ -92,7 +92,12 @@ def test_a_shift_report_by_bet_to_the_cent(shift):
         3, "65.00", "255.00", "-190.00",
     )  # fmt: skip
     assert total["rtp_theoretical_pct"] == "98.37"  # (50 x 99.64 + 5 x 96.30 + 10 x 93.01) / 65
-    assert report["ledger"] == {"staked": "65.00", "paid": "255.00", "balanced": True}
+    assert report["ledger"] == {
+        "staked": "65.00",
+        "paid": "255.00",
+        "balanced": True,
+        "house_loss": "0.00",
+    }
 
 
 def test_the_report_as_csv(api, users, shift):
@@ -193,7 +198,12 @@ def test_a_replay_table_is_left_out_of_reports(login, table):
         1, 1, False,
     )  # fmt: skip
     assert (normal["total"]["drop"], normal["total"]["paid"]) == ("10.00", "20.00")
-    assert normal["ledger"] == {"staked": "10.00", "paid": "20.00", "balanced": True}
+    assert normal["ledger"] == {
+        "staked": "10.00",
+        "paid": "20.00",
+        "balanced": True,
+        "house_loss": "0.00",
+    }
 
     left_out = table_report(replay, start, end)
     assert left_out["table"] == {
@@ -205,7 +215,12 @@ def test_a_replay_table_is_left_out_of_reports(login, table):
     assert [(r["bet"], r["bets"], r["drop"], r["paid"]) for r in left_out["lines"]] == [
         ("main", 0, "0.00", "0.00")
     ]
-    assert left_out["ledger"] == {"staked": "0.00", "paid": "0.00", "balanced": True}
+    assert left_out["ledger"] == {
+        "staked": "0.00",
+        "paid": "0.00",
+        "balanced": True,
+        "house_loss": "0.00",
+    }
 
     assert reports_csv([left_out, normal]) == report_csv(normal)
     response = login("floor_manager").post(

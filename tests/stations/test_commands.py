@@ -151,7 +151,7 @@ def test_a_command_cut_off_half_way_leaves_nothing_and_its_resend_runs(table, s1
         (
             {"type": "cash_in", "amount": "abc"},
             "bad_amount",
-            'station s1: cash-in amount must be a decimal string such as "10.00", got \'abc\'',
+            "station s1: cash-in amount must be a decimal string such as \"10.00\", got 'abc'",
         ),
         (
             {"type": "cash_in", "amount": "0.00"},

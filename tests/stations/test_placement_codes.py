@@ -229,6 +229,4 @@ def test_the_round_holds_each_special_bet_to_its_own_limits():
             special_limits=limits,
         )
     assert refused.value.code == "above_maximum"
-    assert (
-        refused.value.line() == "station s1, box 1: pair stake 11 is above the table maximum 10"
-    )
+    assert refused.value.line() == "station s1, box 1: pair stake 11 is above the table maximum 10"
