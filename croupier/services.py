@@ -13,7 +13,7 @@ from django.db import transaction
 
 from rounds import writer
 from rounds.engine import Burn, CardDrawn, EngineError, parse_card
-from rounds.models import CARD_PHASES
+from rounds.models import CARD_PHASES, IN_PLAY
 from tablehub.models import Shoe, Table
 
 
@@ -36,6 +36,32 @@ def check_shoe_copies(shoe: Shoe, card: str) -> None:
             f"{shoe.decks}-deck shoe since it was shuffled",
             code="impossible_card",
         )
+
+
+def face_down_card(table: Table) -> str | None:
+    """The hole card of the table's round in play while it is face down, else None."""
+    round = table.rounds.filter(phase__in=IN_PLAY).order_by("-pk").first()
+    if round is None:
+        return None
+    return writer.read(
+        round.pk,
+        lambda engine: str(engine.dealer[1])
+        if engine.rules.hole_card and len(engine.dealer) >= 2 and not engine.hole_revealed
+        else None,
+    )
+
+
+def drawn_shown(shoe: Shoe) -> dict[str, int]:
+    """The copies of each card drawn from ``shoe`` as anyone may see them: without the hole
+    card while it is face down (else the counts minus the cards on the table would name it).
+    A new shoe never starts while a round is dealt, so the round in play is the open shoe's."""
+    drawn = dict(shoe.drawn)
+    hole = face_down_card(shoe.table) if shoe.closed_at is None else None
+    if hole is not None and drawn.get(hole):
+        drawn[hole] -= 1
+        if not drawn[hole]:
+            del drawn[hole]
+    return dict(sorted(drawn.items()))
 
 
 def scan(table: Table, seq: object, card: object, burn: bool = False) -> dict[str, Any]:
