@@ -38,6 +38,14 @@ def check_shoe_copies(shoe: Shoe, card: str) -> None:
         )
 
 
+def _unnamed(exc: EngineError, card: str, seq: int) -> EngineError:
+    """The refusal with the card named by its reader sequence number: reader errors show on
+    the tablet, which faces the table, and the card may have been read face down."""
+    if card not in exc.reason:
+        return exc
+    return EngineError(exc.reason.replace(card, f"reader card {seq}"), code=exc.code)
+
+
 def face_down_card(table: Table) -> str | None:
     """The hole card of the table's round in play while it is face down, else None."""
     round = table.rounds.filter(phase__in=IN_PLAY).order_by("-pk").first()
@@ -85,13 +93,17 @@ def scan(table: Table, seq: object, card: object, burn: bool = False) -> dict[st
         round = table.rounds.filter(phase__in=CARD_PHASES).order_by("-pk").first()
         if round is None:
             raise EngineError(
-                f"{parsed} arrived but no round wants a card now", code="card_not_expected"
+                f"reader card {seq} arrived but no round wants a card now",
+                code="card_not_expected",
             )
         cut_card = table.shuffler == Table.Shuffler.CUT_CARD
-        if cut_card:
-            check_shoe_copies(shoe, str(parsed))
         event = Burn(parsed) if burn else CardDrawn(parsed)
-        writer.record(round.pk, event)
+        try:
+            if cut_card:
+                check_shoe_copies(shoe, str(parsed))
+            writer.record(round.pk, event)
+        except EngineError as exc:
+            raise _unnamed(exc, str(parsed), seq) from None
         shoe.reader_seq = seq
         shoe.cards_drawn += 1
         if cut_card:
