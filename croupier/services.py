@@ -26,11 +26,12 @@ def current_shoe(table: Table) -> Shoe:
     return shoe
 
 
-def check_shoe_copies(shoe: Shoe, card: str) -> None:
+def check_shoe_copies(shoe: Shoe, card: str, hole: str | None = None) -> None:
     """A shoe with a cut card is dealt across rounds until the cut card: the cards of every
     round since the shuffle count (a continuous shuffler takes them back after each round,
-    so there the round's own count, checked by the engine, is the one that matters)."""
-    if shoe.drawn.get(card, 0) >= shoe.decks:
+    so there the round's own count, checked by the engine, is the one that matters). The
+    face-down ``hole`` card, given, is not counted."""
+    if shoe.drawn.get(card, 0) - (1 if card == hole else 0) >= shoe.decks:
         raise EngineError(
             f"{card} cannot be drawn: all {shoe.decks} copies of it have left this "
             f"{shoe.decks}-deck shoe since it was shuffled",
