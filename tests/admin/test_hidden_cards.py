@@ -23,7 +23,7 @@ from django.urls import URLPattern, URLResolver, get_resolver, reverse
 
 from croupier import tablet
 from croupier.services import current_shoe, scan
-from rounds import writer
+from rounds import corrections, writer
 from rounds.engine import Decision
 from rounds.models import Round, RoundEvent
 from stations import commands
@@ -57,8 +57,8 @@ DEAL = ["9S", "TH", "5D", "8H", "6S", HOLE]
 
 @pytest.fixture
 def dealt(table, settings):
-    """A settled round (a past one to read), then the round in play: the hole card down,
-    the stations asked to play."""
+    """A settled round (a past one to read), then the round in play: the hole card down (and
+    corrected to itself), the stations asked to play."""
     settings.DEBUG = False  # the pages as production serves them
     Table.objects.filter(pk=table.pk).update(shuffler=Table.Shuffler.CUT_CARD)
     table.refresh_from_db()
@@ -71,6 +71,9 @@ def dealt(table, settings):
     assert past.phase == Round.Phase.SETTLED
     Report.objects.create(table=table, start=past.created_at, end=past.settled_at)
     live = deal_round(table, s1, s2, DEAL)
+    # A supervisor's correction that names the hole card (twice: it was, and is, 7C).
+    corrections.correct_cards(live.pk, [{"position": 6, "card": HOLE}], by="sup")
+    live.refresh_from_db()
     engine = writer.state(live.pk)
     assert str(engine.dealer[1]) == HOLE and not engine.hole_revealed
     assert live.phase == Round.Phase.PLAY and "s1" in engine.prompted_stations
@@ -147,10 +150,10 @@ def _routes(patterns, prefix: str):
             yield prefix + str(p.pattern)
 
 
-def read_everything(table, users, roles=ROLES) -> dict[str, str]:
-    """Every page and state as each of ``roles``: {"role url": the text answered}."""
+def read_everything(table, users, roles=ROLES, urls=None) -> dict[str, str]:
+    """Every page (or ``urls``) and state as each of ``roles``: {"role url": the text}."""
     seen = {}
-    urls = admin_urls() + site_urls(table)
+    urls = urls if urls is not None else admin_urls() + site_urls(table)
     for role in roles:
         client = Client()
         if role is not None:
@@ -208,9 +211,11 @@ def test_nothing_names_the_face_down_hole_card_to_anyone(dealt, table, users):
             rows = found.content.decode().count("<tr"), other.content.decode().count("<tr")
             assert rows[0] == rows[1], (role, hole, rows)
     # The walk read what matters: the live round's pages and the shoe, with the other cards.
-    hole_event = dealt.events.get(kind=RoundEvent.Kind.CARD, seq=dealt.last_seq)
+    hole_event = dealt.events.filter(kind=RoundEvent.Kind.CARD).order_by("seq").last()
+    correction = dealt.events.get(kind=RoundEvent.Kind.CORRECTION)
     for url, shows in (
         (f"/admin/rounds/roundevent/{hole_event.pk}/change/", "face_down"),
+        (f"/admin/rounds/roundevent/{correction.pk}/change/", "face_down"),
         (f"/admin/rounds/round/{dealt.pk}/change/", "6S"),
         (f"/admin/tablehub/shoe/{current_shoe(table).pk}/change/", "6S"),
         (f"/api/rounds/{dealt.pk}/", "6S"),
@@ -219,16 +224,18 @@ def test_nothing_names_the_face_down_hole_card_to_anyone(dealt, table, users):
     assert "6S" in seen["dealer tablet state"] and "6S" in seen["station s2 state"]
     assert len(seen) > 500
 
-    # The hole card turned: the same walk finds it.
+    # The hole card turned: the same search finds it.
     writer.record(dealt.pk, Decision("s1", "stand"))
     writer.record(dealt.pk, Decision("s2", "stand"))
     assert writer.state(dealt.pk).hole_revealed
-    shown = naming_the_hole(read_everything(table, users, roles=("floor_manager",)))
-    for url in (
+    urls = [
         f"/admin/rounds/roundevent/{hole_event.pk}/change/",
+        f"/admin/rounds/roundevent/{correction.pk}/change/",
         f"/admin/rounds/round/{dealt.pk}/change/",
         f"/admin/tablehub/shoe/{current_shoe(table).pk}/change/",
         f"/api/rounds/{dealt.pk}/",
-    ):
+    ]
+    shown = naming_the_hole(read_everything(table, users, ("floor_manager",), urls))
+    for url in urls:
         assert f"floor_manager {url}" in shown
     assert "floor_manager tablet state" in shown and "station s1 state" in shown
