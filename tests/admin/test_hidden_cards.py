@@ -2,12 +2,13 @@
 endpoint or page, and neither the tablet's nor a station's state names it, whoever asks.
 
 A round is dealt at a table with a cut card (the shoe counts every copy drawn) through the
-card reader's input; the hole card is 7C, no other card of the round is a 7 or a club. Every
-admin changelist, change and history page of every registered model, every other URL of
-the site with real ids in it (the API, the tablet's and the station's pages) and the two
-sockets' states are read as every role, and searched for the hole card in each form the
-code writes a card in. Once the hole card is turned, the same walk finds it (so the search
-can fail)."""
+card reader's input; the hole card is 7C, no other card of the round is a 7 or a club, and
+the virtual shoe's next card is 7D. Every admin changelist, change and history page of
+every registered model, every other URL of the site with real ids in it (the API, the
+tablet's and the station's pages) and the two sockets' states are read as every role, and
+searched for the hole card and the undealt card in each form the code writes a card in;
+the admin's filters on JSON fields are tried with them. Once the hole card is turned, the
+same search finds it (so the search can fail)."""
 
 from __future__ import annotations
 
@@ -33,6 +34,7 @@ from tablehub.models import Report, Table, TableConfig
 pytestmark = pytest.mark.django_db
 
 HOLE = "7C"
+NEXT = "7D"  # the virtual shoe's next card: undealt
 CONTROL = "7S"  # a card of no round, never dealt: a page may name it, as often as the hole
 SUITS = {"S": ("♠", "2660", "spades"), "H": ("♥", "2665", "hearts"),
          "D": ("♦", "2666", "diamonds"), "C": ("♣", "2663", "clubs")}  # fmt: skip
@@ -74,6 +76,9 @@ def dealt(table, settings):
     # A supervisor's correction that names the hole card (twice: it was, and is, 7C).
     corrections.correct_cards(live.pk, [{"position": 6, "card": HOLE}], by="sup")
     live.refresh_from_db()
+    shoe = current_shoe(table)
+    shoe.virtual_order = {"cards": [NEXT], "start": shoe.reader_seq, "round": live.pk}
+    shoe.save(update_fields=["virtual_order"])
     engine = writer.state(live.pk)
     assert str(engine.dealer[1]) == HOLE and not engine.hole_revealed
     assert live.phase == Round.Phase.PLAY and "s1" in engine.prompted_stations
@@ -185,15 +190,21 @@ def lookups(card: str) -> list[str]:
         for field in meta.get_fields():
             if isinstance(field, JSONField):
                 name = field.name
-                for query in (f"card={card}", f"has_key={card}", f"{card}__gte=1", f"0={card}"):
+                for query in (
+                    f"card={card}",
+                    f"has_key={card}",
+                    f"{card}__gte=1",
+                    f"0={card}",
+                    f"cards__0={card}",
+                ):
                     queries.append(f"{url}?{name}__{query}")
     return queries
 
 
-def naming_the_hole(seen: dict[str, str]) -> list[str]:
-    """What names the hole card more often than a card of no round (a page listing every
-    card, such as the tablet's card picker, names both as often)."""
-    hole, control = forms(HOLE), forms(CONTROL)
+def naming(seen: dict[str, str], card: str = HOLE) -> list[str]:
+    """What names ``card`` more often than a card of no round (a page listing every card,
+    such as the tablet's card picker, names both as often)."""
+    hole, control = forms(card), forms(CONTROL)
     return sorted(
         k for k, text in seen.items() if len(hole.findall(text)) > len(control.findall(text))
     )
@@ -201,11 +212,12 @@ def naming_the_hole(seen: dict[str, str]) -> list[str]:
 
 def test_nothing_names_the_face_down_hole_card_to_anyone(dealt, table, users):
     seen = read_everything(table, users)
-    assert naming_the_hole(seen) == []
+    assert naming(seen, HOLE) == [] and naming(seen, NEXT) == []
     for role in ("superuser", "floor_manager", "auditor"):
         client = Client()
         client.force_login(users[role])
-        for hole, control in zip(lookups(HOLE), lookups(CONTROL), strict=True):
+        hidden = lookups(HOLE) + lookups(NEXT)
+        for hole, control in zip(hidden, lookups(CONTROL) * 2, strict=True):
             found, other = client.get(hole), client.get(control)
             assert found.status_code == other.status_code, (role, hole)
             rows = found.content.decode().count("<tr"), other.content.decode().count("<tr")
@@ -235,7 +247,7 @@ def test_nothing_names_the_face_down_hole_card_to_anyone(dealt, table, users):
         f"/admin/tablehub/shoe/{current_shoe(table).pk}/change/",
         f"/api/rounds/{dealt.pk}/",
     ]
-    shown = naming_the_hole(read_everything(table, users, ("floor_manager",), urls))
+    shown = naming(read_everything(table, users, ("floor_manager",), urls))
     for url in urls:
         assert f"floor_manager {url}" in shown
     assert "floor_manager tablet state" in shown and "station s1 state" in shown
