@@ -13,7 +13,7 @@ from django.db import transaction
 
 from rounds import writer
 from rounds.engine import Burn, CardDrawn, EngineError, parse_card
-from rounds.models import CARD_PHASES
+from rounds.models import CARD_PHASES, IN_PLAY
 from tablehub.models import Shoe, Table
 
 
@@ -26,16 +26,51 @@ def current_shoe(table: Table) -> Shoe:
     return shoe
 
 
-def check_shoe_copies(shoe: Shoe, card: str) -> None:
+def check_shoe_copies(shoe: Shoe, card: str, hole: str | None = None) -> None:
     """A shoe with a cut card is dealt across rounds until the cut card: the cards of every
     round since the shuffle count (a continuous shuffler takes them back after each round,
-    so there the round's own count, checked by the engine, is the one that matters)."""
-    if shoe.drawn.get(card, 0) >= shoe.decks:
+    so there the round's own count, checked by the engine, is the one that matters). The
+    face-down ``hole`` card, given, is not counted."""
+    if shoe.drawn.get(card, 0) - (1 if card == hole else 0) >= shoe.decks:
         raise EngineError(
             f"{card} cannot be drawn: all {shoe.decks} copies of it have left this "
             f"{shoe.decks}-deck shoe since it was shuffled",
             code="impossible_card",
         )
+
+
+def _unnamed(exc: EngineError, card: str, seq: int) -> EngineError:
+    """The refusal with the card named by its reader sequence number: reader errors show on
+    the tablet, which faces the table, and the card may have been read face down."""
+    if card not in exc.reason:
+        return exc
+    return EngineError(exc.reason.replace(card, f"reader card {seq}"), code=exc.code)
+
+
+def face_down_card(table: Table) -> str | None:
+    """The hole card of the table's round in play while it is face down, else None."""
+    round = table.rounds.filter(phase__in=IN_PLAY).order_by("-pk").first()
+    if round is None:
+        return None
+    return writer.read(
+        round.pk,
+        lambda engine: str(engine.dealer[1])
+        if engine.rules.hole_card and len(engine.dealer) >= 2 and not engine.hole_revealed
+        else None,
+    )
+
+
+def drawn_shown(shoe: Shoe) -> dict[str, int]:
+    """The copies of each card drawn from ``shoe`` as anyone may see them: without the hole
+    card while it is face down (else the counts minus the cards on the table would name it).
+    A new shoe never starts while a round is dealt, so the round in play is the open shoe's."""
+    drawn = dict(shoe.drawn)
+    hole = face_down_card(shoe.table) if shoe.closed_at is None else None
+    if hole is not None and drawn.get(hole):
+        drawn[hole] -= 1
+        if not drawn[hole]:
+            del drawn[hole]
+    return dict(sorted(drawn.items()))
 
 
 def scan(table: Table, seq: object, card: object, burn: bool = False) -> dict[str, Any]:
@@ -59,13 +94,17 @@ def scan(table: Table, seq: object, card: object, burn: bool = False) -> dict[st
         round = table.rounds.filter(phase__in=CARD_PHASES).order_by("-pk").first()
         if round is None:
             raise EngineError(
-                f"{parsed} arrived but no round wants a card now", code="card_not_expected"
+                f"reader card {seq} arrived but no round wants a card now",
+                code="card_not_expected",
             )
         cut_card = table.shuffler == Table.Shuffler.CUT_CARD
-        if cut_card:
-            check_shoe_copies(shoe, str(parsed))
         event = Burn(parsed) if burn else CardDrawn(parsed)
-        writer.record(round.pk, event)
+        try:
+            if cut_card:
+                check_shoe_copies(shoe, str(parsed))
+            writer.record(round.pk, event)
+        except EngineError as exc:
+            raise _unnamed(exc, str(parsed), seq) from None
         shoe.reader_seq = seq
         shoe.cards_drawn += 1
         if cut_card:

@@ -21,7 +21,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from croupier import virtual_shoe
-from croupier.services import check_shoe_copies, current_shoe, scan
+from croupier.services import check_shoe_copies, current_shoe, face_down_card, scan
 from croupier.tablet_state import croupier_state, current_round
 from rounds import corrections, disputes, voids, writer
 from rounds.engine import EngineError, Notice, parse_card
@@ -259,9 +259,12 @@ def discard_card(
         round = Round.objects.select_for_update().get(pk=round.pk)
         cut_card = table.shuffler == Table.Shuffler.CUT_CARD
         if text is not None:
-            _check_discard_copies(round, text)
+            # The face-down hole card counts as unknown: a refusal exactly when the card
+            # named is the hole card's last copy would name the hole card (issue 17).
+            hole = face_down_card(table)
+            _check_discard_copies(round, text, hole)
             if cut_card:
-                check_shoe_copies(shoe, text)
+                check_shoe_copies(shoe, text, hole)
                 shoe.drawn[text] = shoe.drawn.get(text, 0) + 1
         row = writer.append_record(
             round,
@@ -289,14 +292,15 @@ def discard_card(
     return row
 
 
-def _check_discard_copies(round: Round, card: str) -> None:
-    """A discarded card keeps the shoe possible: no more copies than its decks hold."""
+def _check_discard_copies(round: Round, card: str, hole: str | None = None) -> None:
+    """A discarded card keeps the shoe possible: no more copies than its decks hold (the
+    face-down ``hole`` card not counted)."""
     drawn, decks = writer.read(
         round.pk,
         lambda engine: (sum(1 for c in engine.drawn if str(c) == card), engine.rules.decks),
     )
     discarded = round.events.filter(kind=RoundEvent.Kind.DISCARD, payload__card=card).count()
-    copies = drawn + discarded + 1
+    copies = drawn + discarded + 1 - (1 if card == hole else 0)
     if copies > decks:
         raise EngineError(
             f"{card} drawn {copies} times, but a {decks}-deck shoe holds {decks}",

@@ -13,7 +13,7 @@ from django.urls import reverse
 from django.utils.html import format_html
 
 from rounds.models import Round, RoundEvent
-from rounds.recall import recall
+from rounds.recall import recall, shown_payload
 
 
 class ReadOnly(admin.ModelAdmin):
@@ -65,3 +65,17 @@ class RoundEventAdmin(ReadOnly):
     list_select_related = ("round__table",)
     search_fields = ("=round__id",)
     show_full_result_count = False
+    # The payload as the game recall shows it, never the raw row: while the round is in
+    # play the hole card is face down here too (docs/recall.md).
+    fields = ("round", "seq", "kind", "created_at", "payload_shown")
+    readonly_fields = fields
+
+    def lookup_allowed(self, lookup, value, request=None) -> bool:
+        # ?payload__card=7C would count the rows holding the hole card
+        return lookup.split("__")[0] != "payload" and super().lookup_allowed(
+            lookup, value, request
+        )
+
+    @admin.display(description="payload")
+    def payload_shown(self, obj: RoundEvent) -> str:
+        return json.dumps(shown_payload(obj), sort_keys=True)

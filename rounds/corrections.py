@@ -11,6 +11,10 @@ holds) the correction is refused with a message naming that input, and nothing c
 settled round must still be settled after its correction (otherwise: void it), and it can
 be corrected only while its dispute window is open or a dispute made in time is open.
 
+While the hole card is face down no answer depends on it (issue 17): a correction of it to
+the card it already is is applied like any other (no "already" refusal that only a right
+guess gets), and a refusal names it by its position only.
+
 The correction is a RoundEvent (kind ``correction``, payload ``{changes: [{seq, position,
 was, card}], by, requested_by, reason, dispute}``; ``card`` null: taken out of play) that
 the engine replay skips; ``rounds.replay.replay`` applies it to the card events it
@@ -36,8 +40,8 @@ from django.db import transaction
 from rounds import disputes, writer
 from rounds.engine import EngineError, Notice, parse_card
 from rounds.engine import Round as Engine
-from rounds.models import CARD_KINDS, Round, RoundEvent
-from rounds.replay import Fixes, corrections_of, replay
+from rounds.models import CARD_KINDS, ENDED, Round, RoundEvent
+from rounds.replay import Fixes, Step, corrections_of, replay
 from stations.commands import station_state
 from tablehub.models import Shoe, Table
 
@@ -76,9 +80,10 @@ def correct_cards(
             raise EngineError(f"round {round.pk} has no open dispute", code="no_dispute")
         was_settled = _check_correctable(round)
         rows = list(round.events.order_by("seq"))
-        made = _resolve_changes(rows, wanted)
+        hole = _face_down(round, rows)
+        made = _resolve_changes(rows, wanted, hole)
         fixes = corrections_of(rows) | {c["seq"]: c["card"] for c in made}
-        engine = _replay(round, rows, fixes)
+        engine = _replay(round, rows, fixes, hole, frozenset(c["seq"] for c in made))
         if shoe is not None:
             _count_in_the_shoe(shoe, made)
         if was_settled and not engine.settled:
@@ -184,8 +189,29 @@ def _check_correctable(round: Round) -> bool:
     raise EngineError(f"round {round.pk} is settled and final", code="round_over")
 
 
-def _resolve_changes(rows: list[RoundEvent], wanted: list[dict[str, Any]]) -> list[dict]:
-    """Each wanted change as ``{seq, position, was, card}`` against the round's scans."""
+def _face_down(round: Round, rows: list[RoundEvent]) -> tuple[int, str] | None:
+    """The hole card's event seq and card while it is face down in a round in play."""
+    if round.phase in ENDED:
+        return None
+    last: list[tuple[int, str]] = []
+
+    def observe(step: Step) -> None:
+        if step.row.kind == RoundEvent.Kind.CARD and not step.out_of_play:
+            if step.awaiting_before == "hole":
+                last[:] = [(step.row.seq, step.payload["card"])]
+
+    engine = replay(round, rows, observe=observe)
+    if engine is None or not engine.rules.hole_card or engine.hole_revealed:
+        return None
+    return last[0] if last else None
+
+
+def _resolve_changes(
+    rows: list[RoundEvent], wanted: list[dict[str, Any]], hole: tuple[int, str] | None = None
+) -> list[dict]:
+    """Each wanted change as ``{seq, position, was, card}`` against the round's scans. The
+    face-down hole card given its own card again is corrected like any other (logged and
+    told the same way): "card 4 is 7C already" would answer only the right guess."""
     scans = [r for r in rows if r.kind in CARD_KINDS]
     fixes = corrections_of(rows)
     made: list[dict[str, Any]] = []
@@ -211,7 +237,7 @@ def _resolve_changes(rows: list[RoundEvent], wanted: list[dict[str, Any]]) -> li
         card = change["card"]
         if card is None and (row.kind == "burn" or was is None):
             raise EngineError(f"card {position} is out of play already", code="invalid")
-        if card is not None and card == was:
+        if card is not None and card == was and (hole is None or row.seq != hole[0]):
             raise EngineError(f"card {position} is {card} already", code="invalid")
         made.append({"seq": row.seq, "position": position, "was": was, "card": card})
     return made
@@ -249,10 +275,14 @@ def _count_in_the_shoe(shoe: Shoe, made: list[dict[str, Any]]) -> None:
     shoe.save(update_fields=["drawn"])
 
 
-def _what(row: RoundEvent, fixes: dict[int, str | None], rows: list[RoundEvent]) -> str:
+def _what(
+    row: RoundEvent, fixes: dict[int, str | None], rows: list[RoundEvent], hole: int | None
+) -> str:
     payload = row.payload
     if row.kind in CARD_KINDS:
         position = [r.seq for r in rows if r.kind in CARD_KINDS].index(row.seq) + 1
+        if row.seq == hole:
+            return f"card {position}, the hole card"  # face down: never named
         card = fixes[row.seq] if row.seq in fixes else payload["card"]
         return f"{'the burn' if row.kind == 'burn' else 'card'} {position}, {card}"
     if row.kind == "decision":
@@ -266,15 +296,25 @@ def _what(row: RoundEvent, fixes: dict[int, str | None], rows: list[RoundEvent])
     return row.kind
 
 
-def _replay(round: Round, rows: list[RoundEvent], fixes: Fixes) -> Engine:
+def _replay(
+    round: Round,
+    rows: list[RoundEvent],
+    fixes: Fixes,
+    hole: tuple[int, str] | None = None,
+    changed: frozenset[int] = frozenset(),
+) -> Engine:
     """The round replayed with the correction; refused, naming the first input that no
-    longer applies."""
+    longer applies (the face-down hole card, not corrected, by its position only)."""
 
     def refused(row: RoundEvent, exc: EngineError, fixes: Fixes) -> None:
         code = "impossible_card" if exc.code == "impossible_card" else "correction_refused"
+        hole_seq = hole[0] if hole is not None else None
+        why = exc.line()
+        if hole is not None and row.seq == hole_seq and row.seq not in changed:
+            why = why.replace(hole[1], "the hole card")  # face down: never named
         raise EngineError(
-            f"with this correction, event {row.seq} ({_what(row, fixes, rows)}) no longer "
-            f"applies: {exc.line()}; nothing was changed",
+            f"with this correction, event {row.seq} ({_what(row, fixes, rows, hole_seq)}) no "
+            f"longer applies: {why}; nothing was changed",
             code=code,
         ) from None
 

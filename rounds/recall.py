@@ -104,6 +104,14 @@ def recall(round: Round) -> dict[str, Any]:
     }
 
 
+def shown_payload(event: RoundEvent) -> dict[str, Any]:
+    """``event``'s payload as the recall shows it: while its round is in play, the face-down
+    hole card (and a correction of it) and unpicked In For 6 multipliers are hidden."""
+    round = Round.objects.get(pk=event.round_id)
+    events = _replay(round, round.phase in ENDED)[0]
+    return next(e["payload"] for e in events if e["seq"] == event.seq)
+
+
 def _replay(round: Round, over: bool):
     """Events with their public effects, and the lists drawn from them."""
     events: list[dict[str, Any]] = []

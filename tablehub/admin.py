@@ -22,6 +22,7 @@ from django.utils import timezone
 from django.utils.html import format_html, format_html_join
 from simple_history.admin import SimpleHistoryAdmin
 
+from croupier.services import drawn_shown
 from payouts.models import Paytable
 from payouts.reports import reports_csv, table_report
 from payouts.rtp import main_sheet, special_sheet, warm_main_sheet
@@ -581,7 +582,21 @@ class TableConfigAdmin(SimpleHistoryAdmin):
 class ShoeAdmin(admin.ModelAdmin):
     list_display = ("__str__", "table", "decks", "started_at", "closed_at", "cards_drawn")
     list_filter = ("table",)
-    exclude = ("virtual_order",)  # the virtual shoe's order is never shown
+    # The virtual shoe's order is never shown, and the counts of the cards drawn leave out
+    # the hole card while it is face down (croupier.services.drawn_shown).
+    fields = ("table", "decks", "started_at", "closed_at", "cards_drawn", "reader_seq", "counts")
+    readonly_fields = fields
+
+    def lookup_allowed(self, lookup, value, request=None) -> bool:
+        # ?drawn__7C=1 or ?virtual_order__cards__0=7C would find a card not yet seen
+        return lookup.split("__")[0] not in ("drawn", "virtual_order") and super().lookup_allowed(
+            lookup, value, request
+        )
+
+    @admin.display(description="drawn")
+    def counts(self, obj: Shoe) -> str:
+        shown = drawn_shown(obj)
+        return ", ".join(f"{card}: {n}" for card, n in shown.items()) or "-"
 
     def has_add_permission(self, request) -> bool:
         return False

@@ -54,6 +54,10 @@ def test_refused_scans_change_nothing(round, seq, card, code):
     with pytest.raises(EngineError) as exc:
         scan(round.table, seq, card)
     assert exc.value.code == code
+    # A card read is never named: the tablet, facing the table, shows reader errors.
+    assert "9S" not in exc.value.line()
+    if code == "impossible_card":
+        assert exc.value.line() == "reader card 2 drawn 2 times, but a 1-deck shoe holds 1"
     assert RoundEvent.objects.count() == events
     assert current_shoe(round.table).reader_seq == reader
 
@@ -63,3 +67,5 @@ def test_a_card_when_no_round_wants_one(round):
     with pytest.raises(EngineError) as exc:
         scan(round.table, 1, "9S")
     assert exc.value.code == "card_not_expected"
+    # The tablet shows reader errors to the table: a card read face down is never named.
+    assert exc.value.line() == "reader card 1 arrived but no round wants a card now"

@@ -284,6 +284,7 @@ async def test_reader_errors_reach_the_tablet(table):
     assert (await read(2, "9S"))["error"]["code"] == "impossible_card"
     error = await ws.receive_json_from()
     assert (error["type"], error["code"]) == ("reader_error", "impossible_card")
+    assert "9S" not in error["message"]  # the tablet faces the table: never the card read
     await reader.disconnect()
     await ws.disconnect()
 

@@ -388,3 +388,56 @@ def test_at_a_table_with_a_cut_card_the_shoe_keeps_count(play):
     drawn = current_shoe(play.table).drawn
     assert (drawn.get("5S", 0), drawn["6S"]) == (0, 1)
     assert play.credits("s1") == D("90.00")  # a push in the first (10 back), 10 on the second
+
+
+# -- issue 17, finding 6: a correction is no hole-card oracle ------------------------------------
+
+
+def face_down(new_play, name):
+    """A round in play at a new one-deck table: box 1 9S 7H, the dealer 6C up, QH face down."""
+    play = new_play(is_open=True, name=name)
+    round = play.open(s1=(1, "10"))
+    play.close(round)
+    play.deal("9S", "6C", "7H", "QH")
+    return play, round
+
+
+def test_correcting_the_face_down_hole_card_answers_the_same_whatever_the_guess(new_play):
+    """Right or wrong, the guess is applied and logged the same way: "card 4 is QH already"
+    answered only the right guess (52 tries found the hole card)."""
+    answers = []
+    for n, guess in enumerate(("QH", "KD")):
+        play, round = face_down(new_play, f"t{n}")
+        since = len(play.sent)
+        fixed = play.tablet(type="correct_card", position=4, card=guess, supervisor=SUPERVISOR)
+        assert fixed["ok"], fixed
+        assert "QH" not in json.dumps(fixed) and guess not in json.dumps(fixed)
+        told = [  # what the table was told, without the ids and times
+            (to, m["type"], m.get("positions"), m.get("state", {}).get("table"))
+            for _round, _seq, to, m in play.sent[since:]
+        ]
+        correction = RoundEvent.objects.get(round=round, kind="correction").payload["changes"]
+        assert correction == [{"seq": 5, "position": 4, "was": "QH", "card": guess}]
+        fixed["state"]["round"].pop("id")
+        fixed["state"]["round"].pop("deadline")  # a fresh step time after the correction
+        fixed["state"].pop("now")
+        fixed["state"]["table"].pop("id")
+        fixed["state"]["table"].pop("name")
+        fixed["state"]["shoe"].pop("id")
+        fixed["state"]["shoe"].pop("started_at")
+        answers.append((fixed, told))
+    assert answers[0][0] == answers[1][0]
+    assert answers[0][1] == answers[1][1]
+
+
+def test_a_refusal_names_the_face_down_hole_card_by_its_position_only(new_play):
+    """A one-deck shoe: making card 1 the hole card's twin is refused, and the refusal named
+    it ("event 5 (card 4, QH) no longer applies: QH drawn 2 times")."""
+    play, round = face_down(new_play, "t1")
+    refused = play.tablet(type="correct_card", position=1, card="QH", supervisor=SUPERVISOR)
+    assert refused["error"]["code"] == "impossible_card", refused
+    assert refused["error"]["message"] == (
+        "with this correction, event 5 (card 4, the hole card) no longer applies: the hole "
+        "card drawn 2 times, but a 1-deck shoe holds 1; nothing was changed"
+    )
+    assert RoundEvent.objects.filter(round=round, kind="correction").count() == 0

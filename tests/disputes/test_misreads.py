@@ -76,3 +76,23 @@ def test_a_dropped_card_that_cannot_be_used_is_discarded_with_approval(play, sna
     assert round.phase == "settled" and play.credits("s1") == D("90.00")
     writer.forget_cached_engines()
     assert rebuild(round).dealer_outcome()["cards"] == ["6C", "QH", "4C"]
+
+
+@pytest.mark.parametrize("shuffler", ["continuous", "cut_card"])
+def test_a_discard_while_the_hole_card_is_down_is_no_hole_card_oracle(play, shuffler):
+    """Issue 17: a one-deck shoe, QH face down; discarding "QH" was refused (impossible_card)
+    and any other card accepted: 52 tries named the hole card. The hole card is checked as
+    unknown while face down: the discard is logged, the hole card stays where it is."""
+    from tablehub.models import Table
+
+    Table.objects.filter(pk=play.table.pk).update(shuffler=shuffler)
+    play.table.refresh_from_db()
+    round = play.open(s1=(1, "10"))
+    play.close(round)
+    play.deal("9S", "6C", "7H", "QH")
+    for card in ("QH", "KD"):
+        ok = play.tablet(type="discard_card", card=card, reason="dropped", supervisor=SUPERVISOR)
+        assert ok["ok"], ok
+    assert RoundEvent.objects.filter(round=round, kind="discard").count() == 2
+    refused = play.tablet(type="discard_card", card="9S", reason="x", supervisor=SUPERVISOR)
+    assert refused["error"]["code"] == "impossible_card"  # a card in sight is still checked
