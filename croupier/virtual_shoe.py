@@ -11,7 +11,7 @@ import secrets
 
 from django.db import transaction
 
-from croupier.services import current_shoe, scan
+from croupier.services import apply_passed_deadline, current_shoe, scan
 from rounds.engine import ALL_CARDS
 from tablehub.models import Shoe, Table
 
@@ -27,6 +27,7 @@ def shuffle(shoe: Shoe) -> None:
 
 def deal_next(table: Table, burn: bool = False) -> dict:
     """Draw the next card of the virtual shoe and scan it like a reader would."""
+    apply_passed_deadline(table)
     with transaction.atomic():
         shoe = Shoe.objects.select_for_update().get(pk=current_shoe(table).pk)
         order = shoe.virtual_order
