@@ -54,9 +54,11 @@ def face_down_card(table: Table) -> str | None:
         return None
     return writer.read(
         round.pk,
-        lambda engine: str(engine.dealer[1])
-        if engine.rules.hole_card and len(engine.dealer) >= 2 and not engine.hole_revealed
-        else None,
+        lambda engine: (
+            str(engine.dealer[1])
+            if engine.rules.hole_card and len(engine.dealer) >= 2 and not engine.hole_revealed
+            else None
+        ),
     )
 
 
@@ -73,6 +75,17 @@ def drawn_shown(shoe: Shoe) -> dict[str, int]:
     return dict(sorted(drawn.items()))
 
 
+def apply_passed_deadline(table: Table) -> None:
+    """A card input that finds its round's step past the deadline (its timer late, e.g.
+    after a restart) first applies the step's timeout in a transaction of its own (call it
+    before the input's): the timeout stands whatever becomes of the card, and a card the
+    round no longer wants is refused for what is true then (``card_not_expected`` when the
+    timeout ended the round)."""
+    round = writer.current_round(table.pk)
+    if round is not None:
+        writer.expire_if_late(round.pk)
+
+
 def scan(table: Table, seq: object, card: object, burn: bool = False) -> dict[str, Any]:
     """One card from the reader. Returns {"duplicate": True} for a scan already taken."""
     if isinstance(seq, bool) or not isinstance(seq, int) or seq < 1:
@@ -81,6 +94,7 @@ def scan(table: Table, seq: object, card: object, burn: bool = False) -> dict[st
         parsed = parse_card(card)
     except EngineError as exc:
         raise EngineError(exc.reason, code="unreadable_card") from None
+    apply_passed_deadline(table)
     with transaction.atomic():
         shoe = Shoe.objects.select_for_update().get(pk=current_shoe(table).pk)
         if seq <= shoe.reader_seq:

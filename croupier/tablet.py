@@ -21,7 +21,13 @@ from django.db import transaction
 from django.utils import timezone
 
 from croupier import virtual_shoe
-from croupier.services import check_shoe_copies, current_shoe, face_down_card, scan
+from croupier.services import (
+    apply_passed_deadline,
+    check_shoe_copies,
+    current_shoe,
+    face_down_card,
+    scan,
+)
 from croupier.tablet_state import croupier_state, current_round
 from rounds import corrections, disputes, voids, writer
 from rounds.engine import EngineError, Notice, parse_card
@@ -97,6 +103,7 @@ def deal(table: Table, burn: bool = False) -> dict[str, Any]:
 def manual_card(table: Table, card: str, burn: bool = False) -> dict[str, Any]:
     """A card entered by hand when the reader fails: a scan with the shoe's next sequence
     number, accepted or refused exactly as the reader's would be."""
+    apply_passed_deadline(table)
     with transaction.atomic():
         shoe = Shoe.objects.select_for_update().get(pk=current_shoe(table).pk)
         result = scan(table, shoe.reader_seq + 1, card, burn=burn)

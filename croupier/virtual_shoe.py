@@ -19,7 +19,7 @@ from collections import Counter
 
 from django.db import transaction
 
-from croupier.services import current_shoe, scan
+from croupier.services import apply_passed_deadline, current_shoe, scan
 from rounds import writer
 from rounds.engine import ALL_CARDS, EngineError
 from rounds.models import CARD_PHASES, Round
@@ -41,6 +41,7 @@ def shuffle(shoe: Shoe, round: Round | None = None) -> None:
 
 def deal_next(table: Table, burn: bool = False) -> dict:
     """Draw the next card of the virtual shoe and scan it like a reader would."""
+    apply_passed_deadline(table)
     with transaction.atomic():
         shoe = Shoe.objects.select_for_update().get(pk=current_shoe(table).pk)
         round = table.rounds.filter(phase__in=CARD_PHASES).order_by("-pk").first()

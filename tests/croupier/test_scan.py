@@ -1,8 +1,10 @@
 """The card reader: duplicates ignored, gaps and impossible cards refused, nothing changed."""
 
+from datetime import timedelta
 from decimal import Decimal
 
 import pytest
+from django.utils import timezone
 
 from croupier.services import current_shoe, scan
 from rounds import writer
@@ -69,3 +71,21 @@ def test_a_card_when_no_round_wants_one(round):
     assert exc.value.code == "card_not_expected"
     # The tablet shows reader errors to the table: a card read face down is never named.
     assert exc.value.line() == "reader card 1 arrived but no round wants a card now"
+
+
+def test_a_passed_deadlines_timeout_stands_when_the_card_that_found_it_is_refused(round):
+    """A card scanned after the players' deadline first applies the step's timeout (every
+    station stands); when that settles the round, the card is refused as unexpected, and
+    the timeout, committed on its own, is not rolled back with the refused scan."""
+    table = round.table
+    for seq, card in enumerate("TS 9D 6H 8C".split(), start=1):  # 16 against a dealer 17
+        scan(table, seq, card)
+    Round.objects.filter(pk=round.pk).update(deadline=timezone.now() - timedelta(seconds=2))
+    with pytest.raises(EngineError) as refused:
+        scan(table, 5, "2S")
+    assert refused.value.code == "card_not_expected"
+    round.refresh_from_db()
+    assert round.phase == Round.Phase.SETTLED
+    kinds = list(round.events.order_by("seq").values_list("kind", flat=True))
+    assert kinds[-1] == RoundEvent.Kind.TIMEOUT and kinds.count("card") == 4
+    assert current_shoe(table).reader_seq == 4  # the refused scan took no sequence number
