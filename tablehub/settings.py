@@ -138,11 +138,24 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
 
 REDIS_URL = os.environ.get("REDIS_URL", "")
 
+# channels_redis receives with a blocking pop that waits up to 5 s on the server; redis-py 8
+# also gives up reading after 5 s by default (socket_timeout), so an idle receive timed out
+# and every idle socket was closed with 1011 (channels_redis issue 422). The read timeout is
+# kept well above the blocking pop's, so it still finds a dead connection (with TCP
+# keepalive) but never an idle one; works with redis-py 5 to 8.
+REDIS_SOCKET_TIMEOUT = float(os.environ.get("REDIS_SOCKET_TIMEOUT", "30"))
+REDIS_LAYER_HOST = {
+    "address": REDIS_URL,
+    "socket_timeout": REDIS_SOCKET_TIMEOUT,
+    "socket_connect_timeout": 5,
+    "socket_keepalive": True,
+}
+
 if REDIS_URL:
     CHANNEL_LAYERS = {
         "default": {
             "BACKEND": "channels_redis.core.RedisChannelLayer",
-            "CONFIG": {"hosts": [REDIS_URL]},
+            "CONFIG": {"hosts": [REDIS_LAYER_HOST]},
         }
     }
     CELERY_BROKER_URL = REDIS_URL

@@ -1,0 +1,50 @@
+"""An idle socket on the Redis channel layer stays open (issue 17, finding 9).
+
+redis-py 8 reads with a 5 s socket timeout by default, and channels_redis' blocking receive
+waits 5 s on the server: with nothing to read, the read timed out and every idle socket was
+closed with 1011 after about 5 s (channels_redis issue 422). The layer's settings give the
+connections a timeout longer than the blocking receive (tablehub/settings.py).
+"""
+
+import asyncio
+import time
+
+import pytest
+from channels.db import database_sync_to_async
+from channels.layers import get_channel_layer
+from channels_redis.core import RedisChannelLayer
+from django.db import connections
+
+from tablehub.models import Jurisdiction
+from tests.fuzz.support import join, make_table, next_reply
+
+pytestmark = pytest.mark.services
+
+IDLE_SECONDS = 60
+
+
+@pytest.fixture(autouse=True)
+async def _close_the_consumers_connection(transactional_db):
+    yield
+    await database_sync_to_async(connections.close_all)()
+
+
+async def test_an_idle_station_socket_stays_open_for_a_minute(redis_url):
+    assert isinstance(get_channel_layer(), RedisChannelLayer), "REDIS_URL set: the Redis layer"
+    table = await database_sync_to_async(
+        lambda: make_table(
+            "idle", "reader-secret", {"s1": "s1-secret"}, Jurisdiction.objects.create(code="x")
+        )
+    )()
+    ws = await join(table, "s1", "s1-secret")
+    try:
+        started = time.monotonic()
+        while time.monotonic() - started < IDLE_SECONDS:
+            # Nothing may arrive (a close included) while the socket is idle.
+            assert await ws.receive_nothing(timeout=5), "the idle socket got a frame or closed"
+        await ws.send_json_to({"type": "ping", "client_id": "still-there"})
+        reply = await next_reply(ws)
+        assert reply["ok"] and reply["client_id"] == "still-there", reply
+    finally:
+        await ws.disconnect()
+        await asyncio.sleep(0)
