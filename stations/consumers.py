@@ -16,6 +16,7 @@ from stations import batches
 from stations.commands import station_state
 from stations.models import Station
 from tablehub.consumers import TableConsumer, client_id_of
+from tablehub.session_guard import CLOSE_UNAUTHORIZED, station_checks, station_group
 
 log = logging.getLogger("tablehub.stations")
 
@@ -79,6 +80,7 @@ class StationConsumer(TableConsumer):
                 return
             # Joined only once it hears the table: if the channel layer fails here (Redis
             # restarting), the socket stays unjoined and a second ``join`` works.
+            await self.guard_session(station_group(station.pk))
             await self.hear_table(self.table_id, station.name)
             self.station = station
             state = await database_sync_to_async(station_state)(station)
@@ -87,10 +89,18 @@ class StationConsumer(TableConsumer):
             )
             return
         async with receipts.holding(self.table_id, self.received_at):
+            if not await self.session_holds(content):  # tablehub/session_guard.py
+                return
             reply = await batches.submit(self.station, content, self.received_at)
         if not reply["ok"]:
             log.info("station %s: %s", self.station, reply["error"])
         await self.send_json(reply)
+
+    async def session_refusal(self, ended: str | None = None) -> tuple[int, str] | None:
+        station = self.station
+        if station is None or await station_checks().holds(station.pk, station.credential):
+            return None
+        return CLOSE_UNAUTHORIZED, "the station was deactivated or its credential changed"
 
     async def disconnect(self, code: int) -> None:
         self.stop_hearing()

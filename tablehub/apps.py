@@ -9,3 +9,7 @@ class TablehubConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
     name = "tablehub"
     verbose_name = "Table"
+
+    def ready(self) -> None:
+        # The signal handlers that close a socket whose session ended.
+        from tablehub import session_guard  # noqa: F401

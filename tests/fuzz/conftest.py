@@ -36,7 +36,9 @@ async def _close_the_consumers_connection(request):
     in one without it, Django refuses even the check of whether a connection is usable."""
     yield
     had_database = request.node.get_closest_marker("django_db") or {
-        "db", "transactional_db", "world"
+        "db",
+        "transactional_db",
+        "world",
     } & set(request.fixturenames)
     if had_database:
         await database_sync_to_async(connections.close_all)()
@@ -58,9 +60,11 @@ def no_rate_limit(settings):
 def world(transactional_db, _quick):
     jurisdiction = Jurisdiction.objects.create(code="fuzz", name="Fuzz", max_decision_seconds=3600)
     table = make_table("t1", "reader-secret", {"s1": "s1-secret", "s2": "s2-secret"}, jurisdiction)
-    make_table("t2", "other-reader", {"s1": "t2-s1-secret"}, jurisdiction)
+    other = make_table("t2", "other-reader", {"s1": "t2-s1-secret"}, jurisdiction)
     for username, role in (("dealer", roles.DEALER), ("boss", roles.SUPERVISOR), ("guest", None)):
         user = User.objects.create_user(username, password=f"{username}-pw")
         if role:
             user.groups.add(Group.objects.get_or_create(name=role)[0])
+            table.staff.add(user)  # dealers and supervisors work their own tables' tablets
+            other.staff.add(user)
     return table
