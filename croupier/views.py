@@ -20,7 +20,7 @@ from rest_framework.views import APIView
 from croupier.consumers import scan_error, scan_reply
 from tablehub.consumers import MAX_FRAME, Refused, decode_frame
 from tablehub.models import Table
-from tablehub.roles import APPROVER_ROLES, TABLET_ROLES, has_role
+from tablehub.roles import APPROVER_ROLES, TABLET_ROLES, has_role, works_table
 
 log = logging.getLogger("tablehub.croupier")
 
@@ -55,12 +55,17 @@ def tablet_staff(view: Callable[..., HttpResponse]) -> Callable[..., HttpRespons
 
 @tablet_staff
 def tables(request: HttpRequest) -> HttpResponse:
-    return render(request, "croupier/tables.html", {"tables": Table.objects.order_by("name")})
+    # Dealers and supervisors see the tables they work (the socket admits only those).
+    tables = [t for t in Table.objects.order_by("name") if works_table(request.user, t)]
+    return render(request, "croupier/tables.html", {"tables": tables})
 
 
 @tablet_staff
 def tablet(request: HttpRequest, table_id: int) -> HttpResponse:
     table = get_object_or_404(Table, pk=table_id)
+    if not works_table(request.user, table):
+        log.warning("tablet %s refused for %s", table.pk, request.user.get_username())
+        return render(request, "croupier/forbidden.html", status=403)
     config = {
         "table": table.pk,
         "boxes": table.boxes,
