@@ -42,6 +42,27 @@ if not SECRET_KEY:
 
 ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", "127.0.0.1,localhost")
 
+
+def default_origins(hosts: list[str], debug: bool, port: str) -> list[str]:
+    """The websocket origins allowed when ALLOWED_ORIGINS is unset: each allowed host over
+    https (its default port) in production; over http on port 80 and on the demo's port with
+    DEBUG on."""
+    hosts = [host for host in hosts if host != "*"]
+    if debug:
+        return [f"http://{host}" for host in hosts] + [f"http://{host}:{port}" for host in hosts]
+    return [f"https://{host}" for host in hosts]
+
+
+# The websocket Origin check is exact: scheme, host and port (tablehub/origins.py).
+ALLOWED_ORIGINS = env_list("ALLOWED_ORIGINS", "") or default_origins(
+    ALLOWED_HOSTS, DEBUG, os.environ.get("PORT", "8000")
+)
+for _origin in ALLOWED_ORIGINS:
+    if not _origin.startswith(("http://", "https://")) or _origin.rstrip("/").count("/") != 2:
+        raise ImproperlyConfigured(
+            f"ALLOWED_ORIGINS holds scheme://host[:port] origins, got {_origin!r}"
+        )
+
 INSTALLED_APPS = [
     "daphne",
     "django.contrib.admin",
