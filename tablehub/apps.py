@@ -11,5 +11,6 @@ class TablehubConfig(AppConfig):
     verbose_name = "Table"
 
     def ready(self) -> None:
-        # The signal handlers that close a socket whose session ended.
-        from tablehub import session_guard  # noqa: F401
+        # The signal handlers: closing a socket whose session ended; a lockout of the API's
+        # logins answered 429.
+        from tablehub import auth, session_guard  # noqa: F401
