@@ -25,9 +25,9 @@ from axes.conf import settings as axes_settings
 from axes.exceptions import AxesBackendPermissionDenied
 from axes.models import AccessAttempt
 from django.contrib.auth import authenticate
+from django.contrib.auth.base_user import AbstractBaseUser
 from django.contrib.auth.signals import user_login_failed
 from django.dispatch import receiver
-from django.contrib.auth.base_user import AbstractBaseUser
 from django.http import HttpRequest
 from django.utils import timezone
 
