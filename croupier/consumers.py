@@ -14,6 +14,7 @@ from croupier.tablet import error_reply, handle
 from croupier.tablet_state import croupier_state
 from rounds.engine import EngineError
 from rounds.recovery import server_connected
+from tablehub import attempts
 from tablehub.broadcast import tell_croupier
 from tablehub.consumers import TableConsumer, client_id_of
 from tablehub.models import Table
@@ -30,11 +31,16 @@ from tablehub.session_guard import (
 log = logging.getLogger("tablehub.croupier")
 
 
-@database_sync_to_async
-def _reader_table(table_id: int, key: object) -> Table | None:
+def reader_table(table_id: int, key: object, address: str) -> Table | tuple[str, str]:
+    """The table whose reader key this is, or a refusal (code, message): failed keys are
+    limited per table and per address (tablehub/attempts.py), over the websocket and HTTP."""
+    too_many = attempts.refusal("reader", str(table_id), address)
+    if too_many is not None:
+        return attempts.CODE, too_many
     table = Table.objects.filter(pk=table_id).first()
     if table is None or not isinstance(key, str) or not table.check_reader_key(key):
-        return None
+        attempts.failed("reader", str(table_id), address)
+        return "unauthorized", "unknown table or reader key"
     return table
 
 
@@ -87,13 +93,14 @@ class ShoeConsumer(TableConsumer):
             await self.send_json(self.refusal("bad_message", "send an object", content))
             return
         if self.table is None:
-            self.table = await _reader_table(self.table_id, content.get("key"))
-            if self.table is None:
-                log.warning("table %s: reader refused (unknown table or key)", self.table_id)
-                await self.send_json(
-                    self.refusal("unauthorized", "unknown table or reader key", content)
-                )
+            table = await database_sync_to_async(reader_table)(
+                self.table_id, content.get("key"), attempts.address_of(self.scope)
+            )
+            if not isinstance(table, Table):
+                log.warning("table %s: reader refused (%s)", self.table_id, table[0])
+                await self.send_json(self.refusal(*table, content))
                 return
+            self.table = table
             await self.guard_session(reader_group(self.table.pk))
             await self.send_json({"type": "hello", "ok": True})
             return

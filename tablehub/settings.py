@@ -226,6 +226,15 @@ if REDIS_URL:
     }
     CELERY_BROKER_URL = REDIS_URL
     CELERY_TASK_ALWAYS_EAGER = False
+    # Shared by the server processes: the failed-attempt counts (tablehub/attempts.py).
+    CACHES = {
+        "default": {
+            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "LOCATION": REDIS_URL,
+            "KEY_PREFIX": "tablehub",
+            "OPTIONS": {"socket_timeout": 5, "socket_connect_timeout": 5},
+        }
+    }
 else:
     CHANNEL_LAYERS = {"default": {"BACKEND": "tablehub.layers.TableChannelLayer"}}
     CELERY_BROKER_URL = "memory://"

@@ -113,6 +113,15 @@ def run_command():
 
 
 @pytest.fixture(autouse=True)
+def _no_failed_attempts_from_earlier_tests():
+    """The failed-attempt counts (tablehub/attempts.py) live in the cache: each test starts
+    with none, so one test's refused joins or logins never lock out the next test's."""
+    from django.core.cache import cache
+
+    cache.clear()
+
+
+@pytest.fixture(autouse=True)
 def _timers_fired_by_the_test(settings):
     """Unit tests fire round expiries themselves; the end-to-end tests start real servers."""
     settings.TABLEHUB_TIMERS = "none"

@@ -48,6 +48,9 @@ async def _close_the_consumers_connection(request):
 def _quick(settings):
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
     settings.TABLEHUB_WARM_PARSHEETS = False
+    # The fuzzers send wrong credentials and keys on purpose, hundreds of them: the limit on
+    # failed attempts has its own tests (tests/sessions/test_attempts.py).
+    settings.TABLEHUB_ATTEMPT_LIMITS = {"per_credential": 10**6, "per_address": 10**6}
 
 
 @pytest.fixture
