@@ -124,7 +124,14 @@ async def test_logout_closes_the_tablet_of_that_session(table):
 
 @pytest.mark.parametrize(
     "change",
-    ["deactivated", "role removed", "role group cleared", "taken off the table", "deleted"],
+    [
+        "deactivated",
+        "password changed",
+        "role removed",
+        "role group cleared",
+        "taken off the table",
+        "deleted",
+    ],
 )
 async def test_losing_the_tablet_closes_it(table, change):
     ws = await tablet(table, await db(logged_in)("dealer"))
@@ -134,6 +141,9 @@ async def test_losing_the_tablet_closes_it(table, change):
         dealers = Group.objects.get(name=roles.DEALER)
         if change == "deactivated":
             user.is_active = False
+            user.save()
+        elif change == "password changed":  # elsewhere: every other session of the user ends
+            user.set_password("another-pw")
             user.save()
         elif change == "role removed":
             user.groups.remove(dealers)
