@@ -658,6 +658,7 @@ def bench_environment() -> tuple[dict[str, str], str]:
         "TABLEHUB_TIMERS": "none",
         "DEBUG": "false",
         "SECRET_KEY": "bench-only",
+        "ALLOWED_ORIGINS": "http://127.0.0.1",  # the loopback clients' origin (no TLS)
     }
     if "DATABASE_URL" not in os.environ:
         env["DATABASE_URL"] = f"sqlite:///{workdir / 'bench.sqlite3'}"

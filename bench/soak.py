@@ -72,6 +72,7 @@ def environment(workdir: Path) -> dict[str, str]:
         "TABLEHUB_TIMERS": "inprocess",
         "DEBUG": "false",
         "SECRET_KEY": os.environ.get("SECRET_KEY", "soak-only"),
+        "ALLOWED_ORIGINS": ORIGIN,  # the loopback clients' origin (plain http, no TLS)
     }
     if "DATABASE_URL" not in os.environ:
         env["DATABASE_URL"] = f"sqlite:///{workdir / 'soak.sqlite3'}"
@@ -126,6 +127,7 @@ def set_up(args) -> dict:
         cash_in(station, "1000", key="soak-start")
     dealer = User.objects.create_user(f"soak-dealer-{tag}")
     dealer.groups.add(Group.objects.get_or_create(name=roles.DEALER)[0])
+    table.staff.add(dealer)  # a dealer opens only the tablets of their tables
     client = Client()
     client.force_login(dealer)
     return {

@@ -14,19 +14,33 @@ from croupier.tablet import error_reply, handle
 from croupier.tablet_state import croupier_state
 from rounds.engine import EngineError
 from rounds.recovery import server_connected
+from tablehub import attempts
 from tablehub.broadcast import tell_croupier
 from tablehub.consumers import TableConsumer, client_id_of
 from tablehub.models import Table
-from tablehub.roles import TABLET_ROLES, has_role
+from tablehub.roles import TABLET_ROLES, has_role, works_table
+from tablehub.session_guard import (
+    CLOSE_UNAUTHORIZED,
+    reader_group,
+    reader_refusal,
+    session_hash,
+    tablet_refusal,
+    user_group,
+)
 
 log = logging.getLogger("tablehub.croupier")
 
 
-@database_sync_to_async
-def _reader_table(table_id: int, key: object) -> Table | None:
+def reader_table(table_id: int, key: object, address: str) -> Table | tuple[str, str]:
+    """The table whose reader key this is, or a refusal (code, message): failed keys are
+    limited per table and per address (tablehub/attempts.py), over the websocket and HTTP."""
+    too_many = attempts.refusal("reader", str(table_id), address)
+    if too_many is not None:
+        return attempts.CODE, too_many
     table = Table.objects.filter(pk=table_id).first()
     if table is None or not isinstance(key, str) or not table.check_reader_key(key):
-        return None
+        attempts.failed("reader", str(table_id), address)
+        return "unauthorized", "unknown table or reader key"
     return table
 
 
@@ -79,16 +93,27 @@ class ShoeConsumer(TableConsumer):
             await self.send_json(self.refusal("bad_message", "send an object", content))
             return
         if self.table is None:
-            self.table = await _reader_table(self.table_id, content.get("key"))
-            if self.table is None:
-                log.warning("table %s: reader refused (unknown table or key)", self.table_id)
-                await self.send_json(
-                    self.refusal("unauthorized", "unknown table or reader key", content)
-                )
+            table = await database_sync_to_async(reader_table)(
+                self.table_id, content.get("key"), attempts.address_of(self.scope)
+            )
+            if not isinstance(table, Table):
+                log.warning("table %s: reader refused (%s)", self.table_id, table[0])
+                await self.send_json(self.refusal(*table, content))
                 return
+            self.table = table
+            await self.guard_session(reader_group(self.table.pk))
             await self.send_json({"type": "hello", "ok": True})
             return
-        await self.send_json(await database_sync_to_async(scan_reply)(self.table, content))
+        table = self.table
+        # The reader key is checked again with each card (tablehub/session_guard.py).
+        reply = await self.within_session(content, lambda: scan_reply(table, content))
+        if reply is not None:
+            await self.send_json(reply)
+
+    def check_session(self) -> tuple[int, str] | None:
+        if self.table is None:
+            return None
+        return reader_refusal(self.table.pk, self.table.reader_key)
 
 
 KEEP_REPLIES = 256
@@ -105,7 +130,10 @@ def _admit(table_id: int, user: Any) -> Table | int:
     if not has_role(user, TABLET_ROLES):
         return CLOSE_FORBIDDEN
     table = Table.objects.filter(pk=table_id).first()
-    return table if table is not None else CLOSE_NO_TABLE
+    if table is None:
+        return CLOSE_NO_TABLE
+    # Dealers and supervisors work only their tables (Table.staff), as in the API.
+    return table if works_table(user, table) else CLOSE_FORBIDDEN
 
 
 class CroupierConsumer(TableConsumer):
@@ -128,6 +156,8 @@ class CroupierConsumer(TableConsumer):
             log.warning("table %s: tablet socket refused for %s (%s)", self.table_id, name, table)
             await self.close(code=table)
             return
+        assert self.user is not None  # admitted: a logged-in user
+        await self.guard_session(user_group(self.user.pk))
         self.table = table
         await self.hear_table(self.table_id)
         state = await database_sync_to_async(croupier_state)(table)
@@ -152,12 +182,30 @@ class CroupierConsumer(TableConsumer):
         assert table is not None and user is not None  # receive drops a refused socket's frames
         # The scope is a dict at run time; channels' stubs type it as a TypedDict.
         scope = cast(dict[str, Any], self.scope)
-        reply = await database_sync_to_async(handle)(table, user, content, scope)
+        # The session is checked again with each command (tablehub/session_guard.py); a
+        # reply resent from memory above was already this socket's.
+        reply = await self.within_session(content, lambda: handle(table, user, content, scope))
+        if reply is None:
+            return
         if client_id is not None and reply["client_id"] == client_id:
             if len(self.replies) >= KEEP_REPLIES:
                 self.replies.pop(next(iter(self.replies)))
             self.replies[client_id] = reply
         await self.send_json(reply)
+
+    def session_key(self) -> str | None:
+        return getattr(self.scope.get("session"), "session_key", None)
+
+    async def session_refusal(self, ended: str | None = None) -> tuple[int, str] | None:
+        if ended is not None and ended == session_hash(self.session_key()):
+            return CLOSE_UNAUTHORIZED, "logged out: log in again"
+        return await super().session_refusal(ended)
+
+    def check_session(self) -> tuple[int, str] | None:
+        user_id = getattr(self.user, "pk", None)
+        if self.table is None or user_id is None:
+            return None
+        return tablet_refusal(self.session_key(), user_id, self.table_id)
 
     async def disconnect(self, code: int) -> None:
         self.stop_hearing()

@@ -8,6 +8,7 @@ import logging
 from collections.abc import Callable
 from functools import wraps
 
+from axes.helpers import get_client_ip_address
 from django.contrib.auth.views import LoginView, LogoutView, redirect_to_login
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, render
@@ -17,10 +18,11 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from croupier.consumers import scan_error, scan_reply
+from croupier.consumers import reader_table, scan_error, scan_reply
+from tablehub import attempts
 from tablehub.consumers import MAX_FRAME, Refused, decode_frame
 from tablehub.models import Table
-from tablehub.roles import APPROVER_ROLES, TABLET_ROLES, has_role
+from tablehub.roles import APPROVER_ROLES, TABLET_ROLES, has_role, works_table
 
 log = logging.getLogger("tablehub.croupier")
 
@@ -55,12 +57,17 @@ def tablet_staff(view: Callable[..., HttpResponse]) -> Callable[..., HttpRespons
 
 @tablet_staff
 def tables(request: HttpRequest) -> HttpResponse:
-    return render(request, "croupier/tables.html", {"tables": Table.objects.order_by("name")})
+    # Dealers and supervisors see the tables they work (the socket admits only those).
+    tables = [t for t in Table.objects.order_by("name") if works_table(request.user, t)]
+    return render(request, "croupier/tables.html", {"tables": tables})
 
 
 @tablet_staff
 def tablet(request: HttpRequest, table_id: int) -> HttpResponse:
     table = get_object_or_404(Table, pk=table_id)
+    if not works_table(request.user, table):
+        log.warning("tablet %s refused for %s", table.pk, request.user.get_username())
+        return render(request, "croupier/forbidden.html", status=403)
     config = {
         "table": table.pk,
         "boxes": table.boxes,
@@ -91,9 +98,11 @@ class ShoeCardView(APIView):
     def post(self, request: Request, table_id: int) -> Response:
         header = request.headers.get("Authorization", "")
         key = header.removeprefix("Reader ").strip() if header.startswith("Reader ") else ""
-        table = Table.objects.filter(pk=table_id).first()
-        if table is None or not table.check_reader_key(key):
-            return Response(scan_error(None, "unauthorized", "unknown reader key"), status=401)
+        table = reader_table(table_id, key, get_client_ip_address(request) or "")
+        if not isinstance(table, Table):
+            code, message = table
+            status = 429 if code == attempts.CODE else 401
+            return Response(scan_error(None, code, message), status=status)
         if len(request.body) > MAX_FRAME:
             message = f"a card's body holds at most {MAX_FRAME} bytes"
             return Response(scan_error(None, "bad_message", message), status=400)

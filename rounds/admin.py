@@ -72,9 +72,7 @@ class RoundEventAdmin(ReadOnly):
 
     def lookup_allowed(self, lookup, value, request=None) -> bool:
         # ?payload__card=7C would count the rows holding the hole card
-        return lookup.split("__")[0] != "payload" and super().lookup_allowed(
-            lookup, value, request
-        )
+        return lookup.split("__")[0] != "payload" and super().lookup_allowed(lookup, value, request)
 
     @admin.display(description="payload")
     def payload_shown(self, obj: RoundEvent) -> str:

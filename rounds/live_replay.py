@@ -60,8 +60,10 @@ def in_process_server() -> str:
         from daphne.server import Server
 
         from tablehub.asgi import application
+        from tablehub.origins import allow_own
 
         port = free_port()
+        allow_own(f"http://127.0.0.1:{port}")  # its pages open their sockets from there
         server = Server(
             application=application,
             endpoints=build_endpoint_description_strings(host="127.0.0.1", port=port),

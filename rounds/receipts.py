@@ -82,7 +82,11 @@ def _aredis() -> aredis.Redis | None:
     loop = asyncio.get_running_loop()
     client = _async_clients.get(loop)
     if client is None:
-        client = _async_clients[loop] = aredis.Redis.from_url(settings.REDIS_URL)
+        # A burst of hundreds of commands registers at once: past the pool's 100 connections
+        # a plain pool fails (MaxConnectionsError) and the receipt went unregistered, so
+        # another process's expiry could pass it by; this pool waits for a connection.
+        pool = aredis.BlockingConnectionPool.from_url(settings.REDIS_URL, timeout=5)
+        client = _async_clients[loop] = aredis.Redis(connection_pool=pool)
     return client
 
 

@@ -5,7 +5,7 @@ the door of ``tablehub.consumers.TableConsumer`` (frame checks, the rate limit).
 from __future__ import annotations
 
 import logging
-from typing import Any
+from typing import Any, NamedTuple
 
 from channels.db import database_sync_to_async
 from django.utils import timezone
@@ -15,8 +15,9 @@ from rounds.recovery import server_connected
 from stations import batches
 from stations.commands import station_state
 from stations.models import Station
-from tablehub import metrics
+from tablehub import attempts, metrics
 from tablehub.consumers import TableConsumer, client_id_of
+from tablehub.session_guard import CLOSE_UNAUTHORIZED, station_checks, station_group
 
 log = logging.getLogger("tablehub.stations")
 
@@ -31,13 +32,27 @@ def error(code: str, message: str, client_id: Any = None) -> dict[str, Any]:
 
 
 @database_sync_to_async
-def _join(table_id: int, name: object, credential: object) -> Station | None:
-    if not isinstance(name, str) or not isinstance(credential, str):
-        return None
-    station = Station.objects.filter(table_id=table_id, name=name, is_active=True).first()
-    if station is None or not station.check_credential(credential):
-        return None
+def _join(table_id: int, name: object, credential: object, address: str) -> Station | Refusal:
+    """The station, or the refusal: failed joins are limited per station and per address
+    (tablehub/attempts.py)."""
+    station_key = f"{table_id}:{name}" if isinstance(name, str) else None
+    too_many = attempts.refusal("station", station_key, address)
+    if too_many is not None:
+        return Refusal(attempts.CODE, too_many)
+    station = None
+    if isinstance(name, str) and isinstance(credential, str):
+        station = Station.objects.filter(table_id=table_id, name=name, is_active=True).first()
+        if station is not None and not station.check_credential(credential):
+            station = None
+    if station is None:
+        attempts.failed("station", station_key, address)
+        return Refusal("unauthorized", "unknown station or credential")
     return station
+
+
+class Refusal(NamedTuple):
+    code: str
+    message: str
 
 
 class StationConsumer(TableConsumer):
@@ -71,15 +86,19 @@ class StationConsumer(TableConsumer):
             if content.get("type") != "join":
                 await self.send_json(error("not_joined", "join the table first", client_id))
                 return
-            station = await _join(self.table_id, content.get("station"), content.get("credential"))
-            if station is None:
+            station = await _join(
+                self.table_id,
+                content.get("station"),
+                content.get("credential"),
+                attempts.address_of(self.scope),
+            )
+            if isinstance(station, Refusal):
                 log.warning("table %s: refused join as %r", self.table_id, content.get("station"))
-                await self.send_json(
-                    error("unauthorized", "unknown station or credential", client_id)
-                )
+                await self.send_json(error(station.code, station.message, client_id))
                 return
             # Joined only once it hears the table: if the channel layer fails here (Redis
             # restarting), the socket stays unjoined and a second ``join`` works.
+            await self.guard_session(station_group(station.pk))
             await self.hear_table(self.table_id, station.name)
             self.station = station
             state = await database_sync_to_async(station_state)(station)
@@ -88,12 +107,20 @@ class StationConsumer(TableConsumer):
             )
             return
         async with receipts.holding(self.table_id, self.received_at):
+            if not await self.session_holds(content):  # tablehub/session_guard.py
+                return
             reply = await batches.submit(self.station, content, self.received_at)
         if not reply["ok"]:
             log.info("station %s: %s", self.station, reply["error"])
         await self.send_json(reply)
         waited = (timezone.now() - self.received_at).total_seconds()
         metrics.STATION_MESSAGE.labels(metrics.message_type(content["type"])).observe(waited)
+
+    async def session_refusal(self, ended: str | None = None) -> tuple[int, str] | None:
+        station = self.station
+        if station is None or await station_checks().holds(station.pk, station.credential):
+            return None
+        return CLOSE_UNAUTHORIZED, "the station was deactivated or its credential changed"
 
     async def disconnect(self, code: int) -> None:
         self.stop_hearing()

@@ -320,7 +320,8 @@ class BaseConfigForm(forms.ModelForm):
         if self.instance.pk is not None:
             return self.instance
         table_id = str(self.initial.get("table") or self.data.get("table"))
-        table = Table.objects.filter(pk=int(table_id)).first() if table_id.isdigit() else None
+        digits = table_id.isascii() and table_id.isdigit()
+        table = Table.objects.filter(pk=int(table_id)).first() if digits else None
         return table.current_config() if table is not None else None
 
     def configuration(self) -> dict[str, Any]:

@@ -9,3 +9,8 @@ class TablehubConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
     name = "tablehub"
     verbose_name = "Table"
+
+    def ready(self) -> None:
+        # The signal handlers: closing a socket whose session ended; a lockout of the API's
+        # logins answered 429.
+        from tablehub import auth, session_guard  # noqa: F401

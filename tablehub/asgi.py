@@ -11,8 +11,8 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "tablehub.settings")
 django_asgi_app = get_asgi_application()
 
 from channels.routing import ProtocolTypeRouter, URLRouter
-from channels.security.websocket import AllowedHostsOriginValidator
 
+from tablehub.origins import ExactOriginValidator
 from tablehub.routing import websocket_urlpatterns
 
 application = ProtocolTypeRouter(
@@ -20,7 +20,8 @@ application = ProtocolTypeRouter(
         "http": django_asgi_app,
         # types-channels wants its own URLPattern subtype, which django-stubs' path() does
         # not return.
-        "websocket": AllowedHostsOriginValidator(
+        # The Origin must be one of ALLOWED_ORIGINS: scheme, host and port (tablehub/origins.py).
+        "websocket": ExactOriginValidator(
             URLRouter(websocket_urlpatterns)  # type: ignore[arg-type]
         ),
     }

@@ -23,11 +23,16 @@ from typing import Any
 from axes.backends import AxesStandaloneBackend
 from axes.conf import settings as axes_settings
 from axes.exceptions import AxesBackendPermissionDenied
+from axes.helpers import get_client_ip_address
 from axes.models import AccessAttempt
 from django.contrib.auth import authenticate
 from django.contrib.auth.base_user import AbstractBaseUser
+from django.contrib.auth.signals import user_login_failed
+from django.dispatch import receiver
 from django.http import HttpRequest
 from django.utils import timezone
+
+from tablehub import attempts
 
 
 class ThrottledBackend(AxesStandaloneBackend):
@@ -38,7 +43,38 @@ class ThrottledBackend(AxesStandaloneBackend):
             if username and locked_anywhere(username):
                 raise AxesBackendPermissionDenied("this username is locked out")
             return None
-        return super().authenticate(request, username=username, password=password, **kwargs)
+        try:
+            if attempts.refusal("login", None, login_address(request)) is not None:
+                request.axes_locked_out = True  # too many failures from this address: 429
+                raise AxesBackendPermissionDenied("too many failed logins from this address")
+            return super().authenticate(request, username=username, password=password, **kwargs)
+        finally:
+            mark_lockout(request)
+
+
+def login_address(request: Any) -> str:
+    """The address a login came from, as axes sees it."""
+    return get_client_ip_address(getattr(request, "_request", request)) or ""
+
+
+def mark_lockout(request: Any) -> None:
+    """Axes marks a lockout on the request it was given, and its middleware answers 429 when
+    Django's request carries the mark. The API's logins hand axes REST framework's request,
+    which wraps Django's (``_request``, documented by REST framework): copy the mark there,
+    or a locked token request or basic auth answered 400 or 401."""
+    inner = getattr(request, "_request", None)
+    if inner is not None and getattr(request, "axes_locked_out", False):
+        inner.axes_locked_out = True
+        inner.axes_credentials = getattr(request, "axes_credentials", None)
+
+
+@receiver(user_login_failed, dispatch_uid="tablehub.auth.mark_lockout")
+def _login_failed(sender: Any, credentials: Any, request: Any = None, **kwargs: Any) -> None:
+    # Runs after axes' own handler (axes is installed first), which may just have locked out.
+    if request is not None:
+        mark_lockout(request)
+        # Every failed login also counts against its address (tablehub/attempts.py).
+        attempts.failed("login", None, login_address(request))
 
 
 def locked_anywhere(username: str) -> bool:

@@ -108,6 +108,12 @@ def tell_croupier(table_id: int, message: dict[str, Any]) -> None:
     _say(table_id, [(CROUPIER, None, json.dumps(message))])
 
 
+def send_to_group(group: str, message: dict[str, Any]) -> None:
+    """Send one channel-layer message to a group (from any thread or loop; logged, not
+    raised, when it fails)."""
+    _send(group, message)
+
+
 def _send(group: str, message: dict[str, Any]) -> None:
     layer = get_channel_layer()
     if layer is None:

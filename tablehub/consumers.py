@@ -26,12 +26,13 @@ import json
 import logging
 from typing import Any
 
-from asgiref.typing import WebSocketConnectEvent
+from asgiref.typing import WebSocketConnectEvent, WebSocketDisconnectEvent
 from channels.consumer import get_handler_name
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
 from django.utils import timezone
 
 from tablehub import fanout, ratelimit
+from tablehub.session_guard import SessionGuard
 
 log = logging.getLogger("tablehub.door")
 
@@ -107,9 +108,10 @@ def client_id_of(content: Any) -> str | None:
     return None
 
 
-class TableConsumer(AsyncJsonWebsocketConsumer):
+class TableConsumer(AsyncJsonWebsocketConsumer, SessionGuard):
     """Subclasses set ``rate_kind``, answer a refusal in their protocol's shape
-    (``refusal``) and handle the decoded message (``receive_message``)."""
+    (``refusal``) and handle the decoded message (``receive_message``). Their session is
+    kept valid by ``SessionGuard`` (tablehub/session_guard.py)."""
 
     rate_kind = "station"
 
@@ -117,6 +119,10 @@ class TableConsumer(AsyncJsonWebsocketConsumer):
         self.limiter = ratelimit.for_connection(self.rate_kind)
         self.closing = False
         await super().websocket_connect(message)
+
+    async def websocket_disconnect(self, message: WebSocketDisconnectEvent) -> None:
+        await self.leave_session_group()
+        await super().websocket_disconnect(message)
 
     async def dispatch(self, message: dict[str, Any]) -> None:
         handler = getattr(self, get_handler_name(message), None)

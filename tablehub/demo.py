@@ -77,5 +77,6 @@ def ensure_demo_table(
         user.is_staff = False  # tablet staff never reach the admin
         user.save()
         user.groups.add(Group.objects.get_or_create(name=role)[0])
+        table.staff.add(user)  # dealers and supervisors open only their tables' tablets
         demo.logins[username] = username
     return demo

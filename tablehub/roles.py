@@ -24,3 +24,12 @@ def has_role(user, roles: tuple[str, ...]) -> bool:
     if user.is_superuser:
         return True
     return user.groups.filter(name__in=roles).exists()
+
+
+def works_table(user, table) -> bool:
+    """True when ``user`` may work ``table`` from the croupier tablet: a tablet role, and
+    either a role that sees every table (floor managers, superusers: ``view_table``) or a
+    place in the table's staff (dealers and supervisors), the same rule as the API's."""
+    if not has_role(user, TABLET_ROLES):
+        return False
+    return user.has_perm("tablehub.view_table") or table.staff.filter(pk=user.pk).exists()

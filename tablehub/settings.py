@@ -7,10 +7,14 @@ from the environment:
   ``postgres://user@host:5432/tablehub`` for PostgreSQL.
 * REDIS_URL: unset means the in-memory channel layer and eager Celery tasks
   (one process); set, it is the channel layer and the Celery broker.
-* SECRET_KEY, DEBUG, ALLOWED_HOSTS (comma-separated), DB_CONN_MAX_AGE.
+* SECRET_KEY, DEBUG, ALLOWED_HOSTS and ALLOWED_ORIGINS (comma-separated), DB_CONN_MAX_AGE.
+* Behind TLS (DEBUG off): SECURE_COOKIES, HSTS_SECONDS, HSTS_INCLUDE_SUBDOMAINS,
+  HSTS_PRELOAD, SECURE_SSL_REDIRECT, SECURE_PROXY_SSL_HEADER (docs/operations.md,
+  "Settings").
 """
 
 import os
+import secrets
 from decimal import Decimal
 from pathlib import Path
 
@@ -33,15 +37,62 @@ def env_list(name: str, default: str) -> list[str]:
     return [item.strip() for item in os.environ.get(name, default).split(",") if item.strip()]
 
 
-DEBUG = env_bool("DEBUG", True)
+def dev_secret_key(path: Path) -> str:
+    """The demo's and the tests' key (DEBUG on, no SECRET_KEY): random, made once per checkout
+    and kept in ``path`` (out of git), so that every process of a demo or a test run signs
+    with the same key."""
+    try:
+        key = path.read_text().strip()
+    except FileNotFoundError:
+        key = ""
+    if key:
+        return key
+    spare = path.with_name(f"{path.name}.{os.getpid()}")
+    spare.write_text(secrets.token_urlsafe(50))
+    try:
+        os.link(spare, path)  # atomic: the first process to get there wins
+    except FileExistsError:
+        pass
+    finally:
+        spare.unlink()
+    return path.read_text().strip()
+
+
+# Off unless asked: the demo (./dev run) and the tests ask for it (docs/operations.md).
+DEBUG = env_bool("DEBUG", False)
 
 SECRET_KEY = os.environ.get("SECRET_KEY", "")
 if not SECRET_KEY:
     if not DEBUG:
-        raise ImproperlyConfigured("SECRET_KEY must be set when DEBUG is off.")
-    SECRET_KEY = "django-insecure-dev-only-key-do-not-use-in-production"
+        raise ImproperlyConfigured(
+            "SECRET_KEY is not set: production needs a long random key of its own in the "
+            "SECRET_KEY environment variable (docs/operations.md, Settings). For the demo, "
+            "set DEBUG=1 (./dev run does): it then makes a key of its own."
+        )
+    SECRET_KEY = dev_secret_key(BASE_DIR / ".dev-secret-key")
 
 ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", "127.0.0.1,localhost")
+
+
+def default_origins(hosts: list[str], debug: bool, port: str) -> list[str]:
+    """The websocket origins allowed when ALLOWED_ORIGINS is unset: each allowed host over
+    https (its default port) in production; over http on port 80 and on the demo's port with
+    DEBUG on."""
+    hosts = [host for host in hosts if host != "*"]
+    if debug:
+        return [f"http://{host}" for host in hosts] + [f"http://{host}:{port}" for host in hosts]
+    return [f"https://{host}" for host in hosts]
+
+
+# The websocket Origin check is exact: scheme, host and port (tablehub/origins.py).
+ALLOWED_ORIGINS = env_list("ALLOWED_ORIGINS", "") or default_origins(
+    ALLOWED_HOSTS, DEBUG, os.environ.get("PORT", "8000")
+)
+for _origin in ALLOWED_ORIGINS:
+    if not _origin.startswith(("http://", "https://")) or _origin.rstrip("/").count("/") != 2:
+        raise ImproperlyConfigured(
+            f"ALLOWED_ORIGINS holds scheme://host[:port] origins, got {_origin!r}"
+        )
 
 INSTALLED_APPS = [
     "daphne",
@@ -88,6 +139,21 @@ MIDDLEWARE = [
     *MIDDLEWARE,
     "django_prometheus.middleware.PrometheusAfterMiddleware",
 ]
+
+# Safe by default (issue 17, requirement 5): with DEBUG off the session and CSRF cookies
+# are sent over TLS only and browsers are told to come back over TLS (HSTS, which Django
+# sends on https responses only). A TLS-terminating proxy must say so with
+# SECURE_PROXY_SSL_HEADER (e.g. X-Forwarded-Proto). docs/operations.md, "Settings".
+SESSION_COOKIE_SECURE = CSRF_COOKIE_SECURE = env_bool("SECURE_COOKIES", not DEBUG)
+SECURE_HSTS_SECONDS = int(os.environ.get("HSTS_SECONDS", "0" if DEBUG else "31536000"))
+SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("HSTS_INCLUDE_SUBDOMAINS", False)
+SECURE_HSTS_PRELOAD = env_bool("HSTS_PRELOAD", False)
+SECURE_SSL_REDIRECT = env_bool("SECURE_SSL_REDIRECT", False)
+# The load balancer's health check may ask over plain http.
+SECURE_REDIRECT_EXEMPT = [r"^health/$"]
+if os.environ.get("SECURE_PROXY_SSL_HEADER"):
+    _header = os.environ["SECURE_PROXY_SSL_HEADER"].strip().upper().replace("-", "_")
+    SECURE_PROXY_SSL_HEADER = (f"HTTP_{_header}", "https")
 
 # Every login (the admin's, the croupier tablet's, the API's basic auth and token request)
 # goes through authenticate(); the first backend refuses a locked-out username and address
@@ -182,6 +248,15 @@ if REDIS_URL:
     }
     CELERY_BROKER_URL = REDIS_URL
     CELERY_TASK_ALWAYS_EAGER = False
+    # Shared by the server processes: the failed-attempt counts (tablehub/attempts.py).
+    CACHES = {
+        "default": {
+            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "LOCATION": REDIS_URL,
+            "KEY_PREFIX": "tablehub",
+            "OPTIONS": {"socket_timeout": 5, "socket_connect_timeout": 5},
+        }
+    }
 else:
     CHANNEL_LAYERS = {"default": {"BACKEND": "tablehub.layers.TableChannelLayer"}}
     CELERY_BROKER_URL = "memory://"

@@ -113,6 +113,24 @@ def run_command():
 
 
 @pytest.fixture(autouse=True)
+def _no_failed_attempts_from_earlier_tests(settings):
+    """The failed-attempt counts (tablehub/attempts.py) live in the cache: each test gets a
+    cache of its own (a fresh key prefix, on Redis too, where clearing would flush the whole
+    database, channel layer included), so one test's refused joins or logins never lock out
+    the next test's."""
+    import copy
+    import uuid
+
+    own = f"test-{uuid.uuid4().hex}"
+    caches = copy.deepcopy(settings.CACHES)
+    for config in caches.values():
+        config["KEY_PREFIX"] = own
+        if config["BACKEND"].endswith("LocMemCache"):
+            config["LOCATION"] = own
+    settings.CACHES = caches
+
+
+@pytest.fixture(autouse=True)
 def _timers_fired_by_the_test(settings):
     """Unit tests fire round expiries themselves; the end-to-end tests start real servers."""
     settings.TABLEHUB_TIMERS = "none"

@@ -190,7 +190,7 @@ def _parse_station(
 
 
 def _parse_box(station: str, key: str, boxes: int) -> int:
-    if not (isinstance(key, str) and key.isdigit() and 1 <= int(key) <= boxes):
+    if not (isinstance(key, str) and key.isascii() and key.isdigit() and 1 <= int(key) <= boxes):
         raise EngineError(f"there is no box {key!r} (the table has boxes 1 to {boxes})", station)
     return int(key)
 

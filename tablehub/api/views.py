@@ -121,6 +121,14 @@ def get_or_404(queryset: QuerySet[_M], pk: int, what: str) -> _M:
     return found
 
 
+def whole_number(text: str) -> int | None:
+    """``text`` as a whole number of ASCII digits up to BIGGEST_ID, else None (``isdigit``
+    alone also accepts digits such as ``³`` that ``int`` refuses, or ``٣`` that it reads)."""
+    if not (text.isascii() and text.isdigit()) or int(text) > BIGGEST_ID:
+        return None
+    return int(text)
+
+
 def parse_when(value: str | None, name: str) -> datetime:
     if not value:
         raise BadRequest(f"{name} is required: an ISO 8601 date-time such as 2025-01-28T08:00:00Z")
@@ -134,7 +142,11 @@ def parse_when(value: str | None, name: str) -> datetime:
         )
     if timezone.is_naive(when):
         when = timezone.make_aware(when, UTC)
-    return when
+    # In UTC: an offset such as -21:55 is valid ISO 8601 but beyond what PostgreSQL stores.
+    try:
+        return when.astimezone(UTC)
+    except OverflowError:
+        raise BadRequest(f"{name} is outside the calendar in UTC, got {value!r}") from None
 
 
 def parse_range(start: str | None, end: str | None, most_days: int) -> tuple[datetime, datetime]:
@@ -191,9 +203,10 @@ def _config_of(table: Table, version: str | None) -> TableConfig:
         if config is None:
             raise NotFound(f"table {table.pk} has no configuration yet")
         return config
-    if not version.isdigit() or int(version) > BIGGEST_ID:
+    number = whole_number(version)
+    if number is None:
         raise BadRequest(f"version must be a whole number, got {version!r}")
-    config = table.configs.filter(version=int(version)).first()
+    config = table.configs.filter(version=number).first()
     if config is None:
         raise NotFound(f"table {table.pk} has no configuration version {version}")
     return config
@@ -418,9 +431,10 @@ class StationList(Base):
         stations = Station.objects.order_by("table", "name")
         table = request.query_params.get("table")
         if table is not None:
-            if not table.isdigit() or int(table) > BIGGEST_ID:
+            table_id = whole_number(table)
+            if table_id is None:
                 raise BadRequest(f"table must be a table id, got {table!r}")
-            stations = stations.filter(table_id=int(table))
+            stations = stations.filter(table_id=table_id)
         return Response(s.StationSerializer(stations, many=True).data)
 
 

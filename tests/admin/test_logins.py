@@ -94,3 +94,25 @@ def test_a_floor_manager_unlocks_a_login_and_an_auditor_sees_the_attempts(client
     assert response.status_code == 302 and not AccessAttempt.objects.exists()
     request = RequestFactory().post("/croupier/login/", REMOTE_ADDR="127.0.0.1")
     assert authenticate(request, username="sup", password=PASSWORD) == users["supervisor"]
+
+
+def test_a_locked_token_request_or_basic_auth_answers_429(client, users):
+    """The API's logins lock like the admin's and answer 429 as documented (they answered
+    400 and 401: the lockout was marked on DRF's request, not on Django's)."""
+    import base64
+
+    for _ in range(4):
+        wrong = client.post("/api/token/", {"username": "aud", "password": "wrong"})
+        assert wrong.status_code == 400
+    assert client.post("/api/token/", {"username": "aud", "password": "wrong"}).status_code == 429
+    right = client.post("/api/token/", {"username": "aud", "password": PASSWORD})
+    assert right.status_code == 429 and "token" not in right.content.decode()
+    basic = base64.b64encode(f"aud:{PASSWORD}".encode()).decode()
+    locked = client.get("/api/tables/", HTTP_AUTHORIZATION=f"Basic {basic}")
+    assert locked.status_code == 429
+    wrong_basic = base64.b64encode(b"fm:wrong").decode()
+    for _ in range(4):
+        response = client.get("/api/tables/", HTTP_AUTHORIZATION=f"Basic {wrong_basic}")
+        assert response.status_code == 401
+    response = client.get("/api/tables/", HTTP_AUTHORIZATION=f"Basic {wrong_basic}")
+    assert response.status_code == 429

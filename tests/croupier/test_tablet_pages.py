@@ -50,7 +50,12 @@ def test_a_login_without_a_tablet_role_is_refused(client, table):
 
 @pytest.mark.parametrize("role", [roles.DEALER, roles.SUPERVISOR, roles.FLOOR_MANAGER])
 def test_tablet_staff_see_the_tables_and_the_tablet(client, table, role):
-    client.force_login(user("staff", role))
+    person = user("staff", role)
+    client.force_login(person)
+    if role != roles.FLOOR_MANAGER:  # dealers and supervisors work only their own tables
+        assert f"/croupier/tables/{table.pk}/".encode() not in client.get("/croupier/").content
+        assert client.get(f"/croupier/tables/{table.pk}/").status_code == 403
+        table.staff.add(person)
     tables = client.get("/croupier/")
     assert tables.status_code == 200
     assert f'href="/croupier/tables/{table.pk}/"'.encode() in tables.content
@@ -93,6 +98,7 @@ def test_login_then_logout(client, table):
 
 def test_a_dealer_cannot_reach_the_admin_but_works_the_tablet(client, table):
     dealer = user("dealer", roles.DEALER)
+    table.staff.add(dealer)
     assert not dealer.is_staff
     refused = client.post("/admin/login/", {"username": "dealer", "password": "dealer-pw"})
     assert refused.status_code == 200  # the admin's login form again, with its error

@@ -69,8 +69,8 @@ def table(transactional_db, _fast_passwords):
     station.set_credential("s1-secret")
     station.save()
     cash_in(station, "100", key="start")
-    staff("dealer", roles.DEALER)
-    staff("boss", roles.SUPERVISOR)
+    # Dealers and supervisors work the tablets of their own tables (Table.staff).
+    table.staff.add(staff("dealer", roles.DEALER), staff("boss", roles.SUPERVISOR))
     staff("guest")
     return table
 

@@ -109,6 +109,8 @@ def make_table(window=60, allowed=True, is_open=False, decks=1, name="t1"):
         dispute_window_seconds=window,
     )
     table = Table.objects.create(name=name, jurisdiction=jurisdiction, is_open=is_open)
+    # The tablet staff work every dispute table (dealers open only their tables' tablets).
+    table.staff.add(*User.objects.filter(username__in=["dealer", "boss"]))
     TableConfig.objects.create(
         table=table,
         version=1,

@@ -48,6 +48,7 @@ def table(transactional_db, settings):
     for username, role in (("dealer", roles.DEALER), ("boss", roles.SUPERVISOR)):
         user = User.objects.create_user(username, password=f"{username}-pw")
         user.groups.add(Group.objects.get_or_create(name=role)[0])
+        table.staff.add(user)  # dealers and supervisors work their own tables' tablets
     return table
 
 

@@ -48,6 +48,9 @@ async def _close_the_consumers_connection(request):
 def _quick(settings):
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
     settings.TABLEHUB_WARM_PARSHEETS = False
+    # The fuzzers send wrong credentials and keys on purpose, hundreds of them: the limit on
+    # failed attempts has its own tests (tests/sessions/test_attempts.py).
+    settings.TABLEHUB_ATTEMPT_LIMITS = {"per_credential": 10**6, "per_address": 10**6}
 
 
 @pytest.fixture
@@ -60,9 +63,11 @@ def no_rate_limit(settings):
 def world(transactional_db, _quick):
     jurisdiction = Jurisdiction.objects.create(code="fuzz", name="Fuzz", max_decision_seconds=3600)
     table = make_table("t1", "reader-secret", {"s1": "s1-secret", "s2": "s2-secret"}, jurisdiction)
-    make_table("t2", "other-reader", {"s1": "t2-s1-secret"}, jurisdiction)
+    other = make_table("t2", "other-reader", {"s1": "t2-s1-secret"}, jurisdiction)
     for username, role in (("dealer", roles.DEALER), ("boss", roles.SUPERVISOR), ("guest", None)):
         user = User.objects.create_user(username, password=f"{username}-pw")
         if role:
             user.groups.add(Group.objects.get_or_create(name=role)[0])
+            table.staff.add(user)  # dealers and supervisors work their own tables' tablets
+            other.staff.add(user)
     return table

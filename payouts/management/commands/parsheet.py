@@ -23,7 +23,7 @@ from rounds.scenario_file import EXIT_INVALID, read_scenario
 def parse_decks(value: str | None) -> int | None:
     if value is None:
         return None
-    if not value.isdigit() or not 1 <= int(value) <= 8:
+    if not (value.isascii() and value.isdigit()) or not 1 <= int(value) <= 8:
         raise EngineError(f"--decks must be a whole number from 1 to 8, got {value!r}")
     return int(value)
 
