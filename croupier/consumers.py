@@ -34,7 +34,7 @@ log = logging.getLogger("tablehub.croupier")
 def reader_table(table_id: int, key: object, address: str) -> Table | tuple[str, str]:
     """The table whose reader key this is, or a refusal (code, message): failed keys are
     limited per table and per address (tablehub/attempts.py), over the websocket and HTTP."""
-    too_many = attempts.refusal("reader", str(table_id), address)
+    too_many = attempts.too_many("reader", str(table_id), address)
     if too_many is not None:
         return attempts.CODE, too_many
     table = Table.objects.filter(pk=table_id).first()

@@ -36,7 +36,7 @@ def _join(table_id: int, name: object, credential: object, address: str) -> Stat
     """The station, or the refusal: failed joins are limited per station and per address
     (tablehub/attempts.py)."""
     station_key = f"{table_id}:{name}" if isinstance(name, str) else None
-    too_many = attempts.refusal("station", station_key, address)
+    too_many = attempts.too_many("station", station_key, address)
     if too_many is not None:
         return Refusal(attempts.CODE, too_many)
     station = None

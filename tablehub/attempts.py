@@ -60,7 +60,7 @@ def address_of(scope: Any) -> str:
     return str(client[0]) if client else ""
 
 
-def refusal(kind: str, credential: str | None, address: str) -> str | None:
+def too_many(kind: str, credential: str | None, address: str) -> str | None:
     """Why an attempt is refused before it is checked, or None when it may be checked."""
     config = limits()
     keys = [_address_key(address)] if address else []

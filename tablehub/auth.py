@@ -44,7 +44,7 @@ class ThrottledBackend(AxesStandaloneBackend):
                 raise AxesBackendPermissionDenied("this username is locked out")
             return None
         try:
-            if attempts.refusal("login", None, login_address(request)) is not None:
+            if attempts.too_many("login", None, login_address(request)) is not None:
                 request.axes_locked_out = True  # too many failures from this address: 429
                 raise AxesBackendPermissionDenied("too many failed logins from this address")
             return super().authenticate(request, username=username, password=password, **kwargs)

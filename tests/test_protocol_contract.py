@@ -351,13 +351,18 @@ REFUSERS = {"error", "Refused", "refusal", "scan_error", "error_reply"}
 
 def produced_codes() -> set[str]:
     """Every error code in the server's source: ``code="..."`` of an EngineError (or an
-    ``__init__`` of one of its kinds) and the code of the consumers' refusals."""
+    ``__init__`` of one of its kinds), the code of the consumers' refusals and a module's
+    ``CODE``."""
     found: set[str] = set()
     for app in ("croupier", "payouts", "rounds", "stations", "tablehub"):
         for path in (ROOT / app).rglob("*.py"):
             if "migrations" in path.parts or "api" in path.parts:  # HTTP codes: OpenAPI
                 continue
             for node in ast.walk(ast.parse(path.read_text())):
+                if isinstance(node, ast.Assign) and isinstance(node.value, ast.Constant):
+                    # a module's named code, e.g. tablehub/attempts.py's CODE
+                    if any(getattr(t, "id", None) == "CODE" for t in node.targets):
+                        found.add(node.value.value)
                 if not isinstance(node, ast.Call):
                     continue
                 func = node.func
@@ -443,6 +448,7 @@ async def test_every_frame_the_tablet_gets_is_valid_against_the_schema(table, se
         dealer.groups.add(Group.objects.get_or_create(name=roles.DEALER)[0])
         boss = User.objects.create_user("boss", password="boss-pw")
         boss.groups.add(Group.objects.get_or_create(name=roles.SUPERVISOR)[0])
+        table.staff.add(dealer, boss)  # dealers open only their tables' tablets
         client = Client()
         client.force_login(dealer)
         return ORIGIN + [(b"cookie", f"sessionid={client.cookies['sessionid'].value}".encode())]
