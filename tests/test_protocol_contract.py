@@ -361,7 +361,8 @@ def produced_codes() -> set[str]:
             for node in ast.walk(ast.parse(path.read_text())):
                 if isinstance(node, ast.Assign) and isinstance(node.value, ast.Constant):
                     # a module's named code, e.g. tablehub/attempts.py's CODE
-                    if any(getattr(t, "id", None) == "CODE" for t in node.targets):
+                    named = any(getattr(t, "id", None) == "CODE" for t in node.targets)
+                    if named and isinstance(node.value.value, str):
                         found.add(node.value.value)
                 if not isinstance(node, ast.Call):
                     continue
