@@ -82,7 +82,7 @@ def handle_batch(messages: list[Received]) -> list[dict[str, Any]]:
         new: dict[tuple[int, str], StationCommand] = {}
         for station, message, at in messages:
             client_id = message.get("client_id")
-            if not isinstance(client_id, str) or not 1 <= len(client_id) <= MAX_CLIENT_ID:
+            if not _is_client_id(client_id):
                 error = "client_id must be a string of 1 to 64 characters"
                 replies.append(_reply(None, EngineError(error, station.name, code="bad_message")))
                 continue
@@ -104,12 +104,16 @@ def handle_batch(messages: list[Received]) -> list[dict[str, Any]]:
 
 def _answered(messages: list[Received]) -> dict[tuple[int, str], Any]:
     """The stored replies of the messages' client_ids already answered, by (station, id)."""
-    wanted = {(s.pk, m.get("client_id")) for s, m, _at in messages}
+    wanted = {(s.pk, m["client_id"]) for s, m, _at in messages if _is_client_id(m.get("client_id"))}
     stored = StationCommand.objects.filter(
         station_id__in={pk for pk, _id in wanted},
-        client_id__in={cid for _pk, cid in wanted if isinstance(cid, str)},
+        client_id__in={cid for _pk, cid in wanted},
     ).values_list("station_id", "client_id", "reply")
     return {(pk, cid): reply for pk, cid, reply in stored if (pk, cid) in wanted}
+
+
+def _is_client_id(client_id: object) -> bool:
+    return isinstance(client_id, str) and 1 <= len(client_id) <= MAX_CLIENT_ID
 
 
 def _stored(station: Station, client_id: str, reply: Any) -> dict[str, Any]:

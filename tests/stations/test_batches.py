@@ -5,6 +5,7 @@ whole costs no other message its answer."""
 
 import asyncio
 import json
+from decimal import Decimal
 
 import pytest
 from channels.db import database_sync_to_async
@@ -13,6 +14,7 @@ from django.db import connection, connections
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
+from rounds import writer
 from rounds.models import RoundEvent
 from stations import batches
 from stations.models import Station, StationCommand
@@ -167,3 +169,26 @@ def test_a_refused_answer_leaves_the_engine_to_the_batch_and_costs_no_replay(tab
         ("s01", "hit"),
         ("s00", "hit"),
     ]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_client_id_of_any_json_type_is_refused_alone_in_its_batch(table):  # noqa: F811
+    """A client_id that is not a string (a list, an object: unhashable) is refused with
+    ``bad_message``, and the rest of its batch is written as if it were not there."""
+    s00 = Station.objects.select_related("table").get(table=table, name="s00")
+    round = writer.open_round(table)
+    contents = [
+        {"type": "place", "box": 1, "amount": "10", "client_id": ["a"]},
+        {"type": "place", "box": 1, "amount": "10", "client_id": {"b": 1}},
+        {"type": "place", "box": 1, "amount": "10", "client_id": "c"},
+    ]
+
+    async def build() -> list[batches.Message]:
+        now = timezone.now()
+        return [batches.Message(s00, content, now) for content in contents]
+
+    results = batches.write(asyncio.run(build()))
+    assert [r["ok"] if isinstance(r, dict) else r for r in results] == [False, False, True]
+    assert [r["error"]["code"] for r in results[:2]] == ["bad_message", "bad_message"]
+    assert list(round.bets.values_list("station__name", "stake")) == [("s00", Decimal("10.00"))]
+    assert list(StationCommand.objects.values_list("client_id", flat=True)) == ["c"]
