@@ -14,7 +14,7 @@ from collections import defaultdict
 from collections.abc import Iterable
 from datetime import datetime
 from decimal import Decimal
-from typing import Any
+from typing import Any, TypeGuard
 
 from django.db import transaction
 from django.utils import timezone
@@ -112,7 +112,7 @@ def _answered(messages: list[Received]) -> dict[tuple[int, str], Any]:
     return {(pk, cid): reply for pk, cid, reply in stored if (pk, cid) in wanted}
 
 
-def _is_client_id(client_id: object) -> bool:
+def _is_client_id(client_id: object) -> TypeGuard[str]:
     return isinstance(client_id, str) and 1 <= len(client_id) <= MAX_CLIENT_ID
 
 

@@ -212,3 +212,25 @@ def test_a_dispute_made_in_time_stays_open_after_the_window(play):
     assert play.credits("s1") == D("110.00")
     nothing = play.tablet(type="resolve_dispute", resolution="continue", supervisor=SUPERVISOR)
     assert nothing["error"]["code"] == "no_dispute"
+
+
+def test_the_tablets_disputes_are_as_the_protocols_schema_says(play):
+    """The tablet's open dispute (``round.dispute``, the table's ``disputes``) and, once
+    resolved, the round's resolved dispute: each field as docs/protocol.schema.json says."""
+    from croupier.tablet_state import croupier_state
+    from tests.test_protocol_contract import validator
+
+    tablet_state = validator("tablet_state")
+    round = dealt(play)
+    assert play.send("s1", type="dispute")["ok"]
+    state = croupier_state(play.table)
+    tablet_state.validate(state)
+    assert [d["station"] for d in state["disputes"]] == ["s1"]
+    assert state["round"]["dispute"]["resolved"] is None
+    reply = play.tablet(type="resolve_dispute", resolution="continue", supervisor=SUPERVISOR)
+    assert reply["ok"], reply
+    state = croupier_state(play.table)
+    tablet_state.validate(state)
+    assert state["disputes"] == [] and state["round"]["dispute"] is None
+    (resolved,) = state["round"]["disputes"]
+    assert (resolved["round"], resolved["resolved"]["resolution"]) == (round.pk, "continue")
