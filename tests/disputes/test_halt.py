@@ -8,10 +8,12 @@ import pytest
 from django.utils import timezone
 
 from croupier.services import current_shoe
+from croupier.tablet_state import croupier_state
 from rounds import writer
 from rounds.models import Round, RoundEvent
 from rounds.replay import rebuild
 from tablehub.models import Table
+from tests.test_protocol_contract import validator
 
 pytestmark = pytest.mark.django_db
 SUPERVISOR = {"username": "boss", "password": "boss-pw"}
@@ -217,9 +219,6 @@ def test_a_dispute_made_in_time_stays_open_after_the_window(play):
 def test_the_tablets_disputes_are_as_the_protocols_schema_says(play):
     """The tablet's open dispute (``round.dispute``, the table's ``disputes``) and, once
     resolved, the round's resolved dispute: each field as docs/protocol.schema.json says."""
-    from croupier.tablet_state import croupier_state
-    from tests.test_protocol_contract import validator
-
     tablet_state = validator("tablet_state")
     round = dealt(play)
     assert play.send("s1", type="dispute")["ok"]

@@ -25,6 +25,7 @@ from tests.stations.test_receipt_time import (  # the same table: twelve station
     HeldBack,
     deal_to_the_first_decision,
     join,
+    reply_to,
     table,  # noqa: F401 (a fixture)
 )
 
@@ -33,13 +34,6 @@ from tests.stations.test_receipt_time import (  # the same table: twelve station
 async def _close_the_consumers_connection():
     yield
     await database_sync_to_async(connections.close_all)()
-
-
-async def reply_to(ws, client_id: str) -> dict:
-    while True:
-        frame = await ws.receive_json_from(timeout=10)
-        if frame.get("type") == "reply" and frame.get("client_id") == client_id:
-            return frame
 
 
 @pytest.mark.django_db(transaction=True)

@@ -78,6 +78,14 @@ async def join(table: Table, name: str) -> tuple[WebsocketCommunicator, list]:
     return ws, frames
 
 
+async def reply_to(ws: WebsocketCommunicator, client_id: str) -> dict:
+    """The reply to ``client_id``, past the events that come before it."""
+    while True:
+        frame = await ws.receive_json_from(timeout=10)
+        if frame.get("type") == "reply" and frame.get("client_id") == client_id:
+            return frame
+
+
 class HeldBack:
     """Holds the server's database thread: every database call queued after ``hold`` waits
     until ``release``."""
@@ -142,11 +150,7 @@ async def test_answers_received_before_the_deadline_are_applied_however_late(tab
     await server
     replies = []
     for n, (ws, _frames) in enumerate(sockets):
-        while True:
-            frame = await ws.receive_json_from(timeout=10)
-            if frame.get("type") == "reply" and frame.get("client_id") == f"d{n}":
-                replies.append(frame)
-                break
+        replies.append(await reply_to(ws, f"d{n}"))
     assert [r["ok"] for r in replies] == [True] * STATIONS, [r for r in replies if not r["ok"]]
     events = await database_sync_to_async(
         lambda: list(
@@ -225,10 +229,7 @@ async def test_an_answer_that_waited_while_its_step_timed_out_is_too_late(table)
     assert await asyncio.to_thread(expire_from_elsewhere, round.pk, round.step_key) != []
     held.release()
     await server
-    while True:
-        reply = await ws.receive_json_from(timeout=10)
-        if reply.get("type") == "reply" and reply.get("client_id") == "late":
-            break
+    reply = await reply_to(ws, "late")
     assert reply["error"]["code"] == "too_late"  # not "not_your_turn": its step timed out
     assert datetime.fromisoformat(reply["error"]["received_at"]) > round.deadline
     await ws.disconnect()
@@ -257,10 +258,7 @@ async def test_an_answer_that_waited_while_its_round_timed_out_and_ended_is_too_
     assert await asyncio.to_thread(time_out_and_finish) == "settled"
     held.release()
     await server
-    while True:
-        reply = await ws.receive_json_from(timeout=10)
-        if reply.get("type") == "reply" and reply.get("client_id") == "late":
-            break
+    reply = await reply_to(ws, "late")
     assert reply["error"]["code"] == "too_late"
     assert datetime.fromisoformat(reply["error"]["received_at"]) > round.deadline
     await ws.disconnect()
