@@ -26,6 +26,8 @@ from typing import Any
 from channels.layers import channel_layers
 from django.conf import settings
 from django.core.management.base import BaseCommand
+from django.db import DatabaseError, connection
+from django.db.migrations.executor import MigrationExecutor
 
 from payouts.specials import parse_paytables
 from rounds.engine import EngineError, play_scenario
@@ -85,9 +87,6 @@ class Command(BaseCommand):
 def refuse_unmigrated(write: Any) -> None:
     """With --url the replay table is made in the configured database: refuse, in one line
     and with exit status 1, one that is unreachable or not migrated (no traceback)."""
-    from django.db import DatabaseError, connection
-    from django.db.migrations.executor import MigrationExecutor
-
     try:
         executor = MigrationExecutor(connection)
         pending = executor.migration_plan(executor.loader.graph.leaf_nodes())
