@@ -456,6 +456,46 @@ _BALANCE_SQL = "SELECT SUM({amount}) FROM {table} WHERE {station} = %s".format(
 )
 
 
+def cash_in_entry(station: Station, client_key: str) -> int | None:
+    """The id of the station's entry of the cash-in keyed ``client_key`` (None: not credited):
+    a player's session is counted from it (stations/protection.py)."""
+    key = CashKey(station.pk, LedgerEntry.Kind.CASH_IN, client_key).text()
+    return LedgerEntry.objects.filter(key=key).values_list("pk", flat=True).first()
+
+
+@dataclass(frozen=True)
+class SessionMoney:
+    """A station's money since an entry (a session's first cash-in): what was cashed in,
+    staked and won, and ``net``, what play brought (returns, refunds and the house's
+    losses less the stakes; negative: a loss). ``cash_in + net`` are the credits, until the
+    cash-out."""
+
+    cash_in: Decimal
+    staked: Decimal
+    won: Decimal
+    net: Decimal
+
+
+def session_money(station: Station | int, first_entry: int) -> SessionMoney:
+    """The station's ``SessionMoney`` from entry ``first_entry`` on (one query)."""
+    station_id = station if isinstance(station, int) else station.pk
+    rows = (
+        LedgerEntry.objects.filter(station_id=station_id, pk__gte=first_entry)
+        .values_list("kind")
+        .annotate(total=Sum("amount"))
+        .order_by()
+    )
+    totals = {kind: money(total) for kind, total in rows}
+    kinds = LedgerEntry.Kind
+    play = [kinds.STAKE, kinds.RETURN, kinds.REFUND, kinds.HOUSE_LOSS]
+    return SessionMoney(
+        cash_in=totals.get(kinds.CASH_IN, money(0)),
+        staked=money(-totals.get(kinds.STAKE, Decimal(0))),
+        won=totals.get(kinds.RETURN, money(0)),
+        net=money(sum((totals.get(kind, Decimal(0)) for kind in play), Decimal(0))),
+    )
+
+
 def round_totals(round: Round) -> dict[str, Decimal]:
     """The stations' entries of a round summed by kind (stake, return, refund, the house's
     loss)."""

@@ -1,4 +1,5 @@
-"""Admin for player stations (with their audit history) and player sessions (read only)."""
+"""Admin for player stations (with their audit history), player sessions and protection
+events (read only)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from django.utils.html import format_html
 from simple_history.admin import SimpleHistoryAdmin
 
 from payouts import ledger
-from stations.models import PlayerSession, Station
+from stations.models import PlayerSession, ProtectionEvent, Station
 
 
 class StationForm(forms.ModelForm):
@@ -63,8 +64,33 @@ class StationAdmin(SimpleHistoryAdmin):
 
 @admin.register(PlayerSession)
 class PlayerSessionAdmin(admin.ModelAdmin):
-    list_display = ("station", "opened_at", "closed_at")
+    list_display = (
+        "station",
+        "opened_at",
+        "closed_at",
+        "loss_limit",
+        "stake_limit",
+        "time_limit_minutes",
+    )
     list_filter = ("station__table",)
+
+    def has_add_permission(self, request) -> bool:
+        return False
+
+    def has_change_permission(self, request, obj=None) -> bool:
+        return False
+
+    def has_delete_permission(self, request, obj=None) -> bool:
+        return False
+
+
+@admin.register(ProtectionEvent)
+class ProtectionEventAdmin(admin.ModelAdmin):
+    """The player-protection log (stations/protection.py), for the audit: read only."""
+
+    list_display = ("at", "station", "kind", "detail")
+    list_filter = ("kind", "station__table")
+    date_hierarchy = "at"
 
     def has_add_permission(self, request) -> bool:
         return False

@@ -28,6 +28,7 @@ from rounds.engine import Round as Engine
 from rounds.engine.errors import shown
 from rounds.engine.money import check_stake_limits, fmt
 from rounds.models import Round
+from stations import protection
 from stations.models import BetSlip, Station, StationCommand
 from stations.selectors import (
     dealer_history,
@@ -176,6 +177,14 @@ def _change_slip(station: Station, change, at: datetime | None = None) -> None:
     """Apply ``change(groups) -> groups`` to the station's slip if the result is a valid
     set of bets; write the slip and the Bet rows in one transaction."""
     round = _betting_round(station, at)
+    try:
+        _write_slip(station, round, change)
+    except protection.LimitReached as refusal:
+        protection.log_reached(station, refusal)  # kept: the refused change is undone
+        raise
+
+
+def _write_slip(station: Station, round: Round, change) -> None:
     with transaction.atomic():
         round = writer.lock_for_betting(round.pk)  # bets close after us, or before
         # The credits are read under the station's lock: a cash-out is before us, or after.
@@ -187,6 +196,8 @@ def _change_slip(station: Station, change, at: datetime | None = None) -> None:
         groups = change(list(slip.groups), round)
         totals = _totals(groups)
         _check_bets(station, round, totals)
+        before = sum(_totals(slip.groups).values(), Decimal(0))
+        protection.check_stakes(station, before, sum(totals.values(), Decimal(0)))
         slip.groups = groups
         slip.save()
         writer.set_bets(round, station, totals)
@@ -446,6 +457,35 @@ def _cash_out(station: Station, message: dict[str, Any], at: datetime) -> None:
                 "cash-out is only possible with no bets on the table", code="bets_on_table"
             )
         ledger.cash_out(station, message["client_id"])
+        protection.close_session(station)
+
+
+def _set_limits(station: Station, message: dict[str, Any], at: datetime) -> None:
+    """The player's limits for the session (stations/protection.py): ``loss_limit`` and
+    ``stake_limit`` money strings, ``time_limit`` whole minutes; null removes one."""
+    changes: dict[str, Decimal | int | None] = {}
+    for name in protection.LIMITS:
+        if name not in message:
+            continue
+        value = message[name]
+        if value is None:
+            changes[name] = None
+        elif name == "time_limit":
+            if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+                raise EngineError(
+                    "time_limit must be whole minutes, at least 1", code="bad_message"
+                )
+            changes[name] = value
+        else:
+            amount = money_string(value, name)
+            if amount <= 0:
+                raise EngineError(f"{name} must be more than 0.00", code="bad_amount")
+            changes[name] = amount
+    if not changes:
+        raise EngineError(
+            "set_limits needs loss_limit, stake_limit or time_limit", code="bad_message"
+        )
+    protection.set_limits(station, changes)
 
 
 def _state(station: Station, message: dict[str, Any], at: datetime) -> None:
@@ -466,6 +506,7 @@ HANDLERS = {
     "dispute": _dispute,
     "cash_in": _cash_in,
     "cash_out": _cash_out,
+    "set_limits": _set_limits,
     "state": _state,
 }
 
@@ -492,6 +533,7 @@ def station_state(station: Station, full: bool = True) -> dict[str, Any]:
         "server_time": timezone.now().isoformat(),
         "credits": fmt(ledger.balance(station)),
         "round": None,
+        "session": protection.session_state(station),
     }
     if full:
         config = round.config if round is not None else table.current_config()

@@ -29,14 +29,67 @@ class Station(models.Model):
 
 
 class PlayerSession(models.Model):
-    """A player's time at a station, from cash-in to cash-out; the credit meter is the ledger."""
+    """A player's time at a station, from the first cash-in after a cash-out to the next
+    cash-out (stations/protection.py); its money is the ledger's, from ``first_entry`` on,
+    and the limits the player set for it are here."""
 
     station = models.ForeignKey(Station, on_delete=models.CASCADE, related_name="sessions")
     opened_at = models.DateTimeField(auto_now_add=True)
     closed_at = models.DateTimeField(null=True, blank=True)
+    first_entry = models.BigIntegerField(
+        null=True, blank=True, help_text="the ledger entry of the cash-in that opened it"
+    )
+    loss_limit = models.DecimalField(
+        max_digits=14, decimal_places=2, null=True, blank=True, help_text="the player's"
+    )
+    stake_limit = models.DecimalField(
+        max_digits=14,
+        decimal_places=2,
+        null=True,
+        blank=True,
+        help_text="the player's most staked in one round",
+    )
+    time_limit_minutes = models.PositiveIntegerField(
+        null=True, blank=True, help_text="the player's"
+    )
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["station"],
+                condition=models.Q(closed_at__isnull=True),
+                name="one_open_session_per_station",
+            )
+        ]
 
     def __str__(self) -> str:
         return f"{self.station} session {self.pk}"
+
+
+class ProtectionEvent(models.Model):
+    """A player-protection event at a station (a session opened or closed, a limit set or
+    reached), kept for recall, the audit and the floor manager's reports; never changed."""
+
+    class Kind(models.TextChoices):
+        SESSION_STARTED = "session_started"
+        SESSION_ENDED = "session_ended"
+        LIMIT_SET = "limit_set"
+        LIMIT_REACHED = "limit_reached"
+
+    station = models.ForeignKey(Station, on_delete=models.PROTECT, related_name="protection")
+    session = models.ForeignKey(
+        PlayerSession, null=True, blank=True, on_delete=models.PROTECT, related_name="events"
+    )
+    kind = models.CharField(max_length=24, choices=Kind.choices)
+    detail = models.JSONField(default=dict, blank=True)
+    at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["pk"]
+        indexes = [models.Index(fields=["station", "at"])]
+
+    def __str__(self) -> str:
+        return f"{self.station} {self.kind} {self.at:%Y-%m-%d %H:%M:%S}"
 
 
 class StationCommand(models.Model):

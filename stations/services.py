@@ -1,4 +1,4 @@
-"""Station services: cash in and cash out through the ledger."""
+"""Station services: cash in through the ledger (a cash-in opens the player's session)."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ from django.db import transaction
 
 from payouts import ledger
 from rounds.engine import EngineError, parse_money
+from stations import protection
 from stations.models import Station
 
 
@@ -29,5 +30,8 @@ def cash_in(station: Station, amount: object, key: str) -> Decimal:
         ) from None
     if value <= 0:
         raise EngineError("a cash-in must be more than 0.00", station.name, code="bad_amount")
-    ledger.cash_in(station, value, key)  # once per key, however often it is sent
+    # Under the station's lock: two first cash-ins at once open one session.
+    ledger.lock_stations([station])
+    if ledger.cash_in(station, value, key):  # once per key, however often it is sent
+        protection.open_session(station, key)
     return ledger.balance(station)

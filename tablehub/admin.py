@@ -123,6 +123,10 @@ class JurisdictionAdmin(SimpleHistoryAdmin):
                 )
             },
         ),
+        (
+            "Player protection",
+            {"fields": ("max_stake_per_round", "max_session_minutes")},
+        ),
     )
 
 

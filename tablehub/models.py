@@ -95,6 +95,20 @@ class Jurisdiction(models.Model):
         blank=True,
         help_text='rules every table must have, e.g. {"decks": 8, "dealer_hits_soft_17": false}',
     )
+    max_stake_per_round = models.DecimalField(
+        max_digits=14,
+        decimal_places=2,
+        null=True,
+        blank=True,
+        help_text="player protection: the most a station may stake in one round, whatever "
+        "the player set; empty: off",
+    )
+    max_session_minutes = models.PositiveIntegerField(
+        null=True,
+        blank=True,
+        help_text="player protection: the longest session (first cash-in to cash-out) in "
+        "which a station may bet, whatever the player set; empty: off",
+    )
     source = models.TextField(
         blank=True, help_text="where each value comes from (document and line)"
     )

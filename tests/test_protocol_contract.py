@@ -368,7 +368,7 @@ def produced_codes() -> set[str]:
                     continue
                 func = node.func
                 name = getattr(func, "id", getattr(func, "attr", None))
-                if name in ("EngineError", "TooLate", "__init__"):
+                if name in ("EngineError", "TooLate", "LimitReached", "__init__"):
                     for keyword in node.keywords:
                         if keyword.arg == "code":
                             found |= {

@@ -338,6 +338,8 @@ function applyState(next) {
   current = { seq: next.round ? seqOf(next.round.last_event_id) : 0, last: null };
   if (next.server_time) clockOffset = Date.parse(next.server_time) - Date.now();
   render();
+  // Modules of their own (protection.js) draw from the state too.
+  root.dispatchEvent(new CustomEvent("station:state", { detail: state }));
 }
 
 // --- events ---------------------------------------------------------------------------
@@ -536,6 +538,8 @@ function doneText(command) {
       return "";
     case "dispute":
       return "Dispute sent: the round is halted until a supervisor resolves it.";
+    case "set_limits":
+      return "Limits set for this session.";
     default:
       return "";
   }
@@ -1057,6 +1061,10 @@ function start() {
     button.addEventListener("click", () => {
       onDecision(button.dataset.action);
     });
+  });
+  // A module of its own (protection.js) sends its commands through this page's socket.
+  root.addEventListener("station:send", (event) => {
+    send(event.detail.type, event.detail.fields);
   });
   $("dispute-button").addEventListener("click", () => {
     if (state?.dispute) send("dispute", { round: state.dispute.round });

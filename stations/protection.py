@@ -1,0 +1,232 @@
+"""Player protection at a station: the player's session, its figures and its limits.
+
+A session starts with the station's first cash-in after a cash-out (or its first cash-in
+ever) and ends with its cash-out (``PlayerSession``). Its money is the ledger's, counted
+from the entry of the cash-in that opened it (``ledger.session_money``): this module reads
+it and never writes money. The player may set a loss limit, a time limit and a most staked
+per round for the session: a decrease (or a first limit) applies at once, an increase or a
+removal not this session (``limit_cool_off``). The jurisdiction's maxima (stake per round,
+session length) apply whatever the player set. Reaching a limit stops new bets (a change
+that adds to the stakes); taking bets back is always possible, and a round in progress ends
+normally. Every protection event is logged (``ProtectionEvent``) for recall, the audit and
+the reports.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from datetime import timedelta
+from decimal import Decimal
+from typing import Any
+
+from django.utils import timezone
+
+from payouts import ledger
+from rounds.engine import EngineError
+from rounds.engine.money import fmt
+from stations.models import PlayerSession, ProtectionEvent, Station
+from tablehub.models import Jurisdiction
+
+log = logging.getLogger("tablehub.protection")
+
+# The limits a player may set: the field of set_limits and of the state's ``limits``.
+LIMITS = ("loss_limit", "stake_limit", "time_limit")
+_FIELDS = {
+    "loss_limit": "loss_limit",
+    "stake_limit": "stake_limit",
+    "time_limit": "time_limit_minutes",
+}
+
+
+class LimitReached(EngineError):
+    """A bet refused by a limit (the player's or the jurisdiction's); logged by
+    ``log_reached`` once the refused change is undone."""
+
+
+# -- the session ---------------------------------------------------------------------------
+
+
+def current_session(station: Station) -> PlayerSession | None:
+    return PlayerSession.objects.filter(station=station, closed_at__isnull=True).first()
+
+
+def open_session(station: Station, client_key: str) -> PlayerSession | None:
+    """After a cash-in credited under ``client_key``: open the station's session if none is
+    open (the cash-in is its first entry). The caller holds the station's row lock, so two
+    cash-ins at once open one session."""
+    if current_session(station) is not None:
+        return None
+    first = ledger.cash_in_entry(station, client_key)
+    if first is None:
+        return None
+    session = PlayerSession.objects.create(station=station, first_entry=first)
+    _log(station, session, ProtectionEvent.Kind.SESSION_STARTED, {})
+    return session
+
+
+def close_session(station: Station) -> None:
+    """At the cash-out: the station's session ends, with its figures logged."""
+    session = current_session(station)
+    if session is None:
+        return
+    figures = _figures(station, session)
+    session.closed_at = timezone.now()
+    session.save(update_fields=["closed_at"])
+    _log(station, session, ProtectionEvent.Kind.SESSION_ENDED, figures)
+
+
+def _money_of(station: Station, session: PlayerSession) -> ledger.SessionMoney:
+    if session.first_entry is None:  # a session from before the ledger was counted
+        return ledger.SessionMoney(*(ledger.money(0),) * 4)
+    return ledger.session_money(station, session.first_entry)
+
+
+def _figures(station: Station, session: PlayerSession) -> dict[str, Any]:
+    money = _money_of(station, session)
+    seconds = int((timezone.now() - session.opened_at).total_seconds())
+    return {
+        "seconds": seconds,
+        "cash_in": fmt(money.cash_in),
+        "staked": fmt(money.staked),
+        "won": fmt(money.won),
+        "net": fmt(money.net),
+    }
+
+
+@dataclass(frozen=True)
+class Maxima:
+    """The jurisdiction's most staked per round and longest session (None: off)."""
+
+    stake: Decimal | None
+    minutes: int | None
+
+
+def maxima(station: Station) -> Maxima:
+    jurisdiction = Jurisdiction.objects.filter(table__stations=station).values_list(
+        "max_stake_per_round", "max_session_minutes"
+    )
+    stake, minutes = jurisdiction.first() or (None, None)
+    return Maxima(stake, minutes)
+
+
+def session_state(station: Station) -> dict[str, Any] | None:
+    """The state's ``session`` (docs/protocol.md, "Session"): None with no session open."""
+    session = current_session(station)
+    if session is None:
+        return None
+    money = _money_of(station, session)
+    most = maxima(station)
+    return {
+        "started_at": session.opened_at.isoformat(),
+        "cash_in": fmt(money.cash_in),
+        "staked": fmt(money.staked),
+        "won": fmt(money.won),
+        "net": fmt(money.net),
+        "limits": {
+            "loss_limit": _shown(session.loss_limit),
+            "stake_limit": _shown(session.stake_limit),
+            "time_limit": session.time_limit_minutes,
+        },
+        "maxima": {"stake_limit": _shown(most.stake), "time_limit": most.minutes},
+        "stopped": _stopped(session, money, most),
+    }
+
+
+def _shown(amount: Decimal | None) -> str | None:
+    return None if amount is None else fmt(amount)
+
+
+def _minutes(session: PlayerSession, most: Maxima) -> int | None:
+    """The session's length limit: the player's or the jurisdiction's, whichever is less."""
+    limits = [m for m in (session.time_limit_minutes, most.minutes) if m is not None]
+    return min(limits) if limits else None
+
+
+def _stopped(session: PlayerSession, money: ledger.SessionMoney, most: Maxima) -> str | None:
+    """Why the session may place no new bet (a refusal's code), or None."""
+    minutes = _minutes(session, most)
+    if minutes is not None and timezone.now() >= session.opened_at + timedelta(minutes=minutes):
+        return "time_limit_reached"
+    if session.loss_limit is not None and -money.net >= session.loss_limit:
+        return "loss_limit_reached"
+    return None
+
+
+# -- the limits ----------------------------------------------------------------------------
+
+
+def set_limits(station: Station, changes: dict[str, Decimal | int | None]) -> None:
+    """Set the player's limits of the session (``changes``: limit -> its new value, None to
+    remove it). A first limit or a lower one applies at once; a higher one or a removal is
+    refused whole (``limit_cool_off``: not this session). No session: ``no_session``."""
+    ledger.lock_stations([station])
+    session = current_session(station)
+    if session is None:
+        raise EngineError("limits are set for a session: cash in first", code="no_session")
+    for name, value in changes.items():
+        now = getattr(session, _FIELDS[name])
+        if now is not None and (value is None or value > now):
+            shown = "removed" if value is None else f"raised to {value}"
+            raise EngineError(
+                f"{name} {now} cannot be {shown} before the session ends (a cool-off: "
+                "a lower limit applies at once)",
+                code="limit_cool_off",
+            )
+    changed = {}
+    for name, value in changes.items():
+        if getattr(session, _FIELDS[name]) != value:
+            setattr(session, _FIELDS[name], value)
+            changed[name] = value if value is None or isinstance(value, int) else fmt(value)
+    if changed:
+        session.save(update_fields=[_FIELDS[name] for name in changed])
+        _log(station, session, ProtectionEvent.Kind.LIMIT_SET, changed)
+
+
+def check_stakes(station: Station, before: Decimal, after: Decimal) -> None:
+    """Refuse a change of the station's bets that takes its stakes of the round from
+    ``before`` to a higher ``after`` past a limit (``LimitReached``, with the limit's
+    code); taking bets back is always allowed."""
+    if after <= before:
+        return
+    most = maxima(station)
+    session = current_session(station)
+    money = _money_of(station, session) if session is not None else None
+    if session is not None and money is not None:
+        if _stopped(session, money, most) == "time_limit_reached":
+            raise LimitReached(
+                f"the session's time limit, {_minutes(session, most)} minutes, is reached",
+                code="time_limit_reached",
+            )
+    if most.stake is not None and after > most.stake:
+        raise LimitReached(
+            f"stakes {fmt(after)} are above the jurisdiction's most per round, {fmt(most.stake)}",
+            code="stake_limit_reached",
+        )
+    if session is None or money is None:  # credits from before sessions were kept
+        return
+    if session.stake_limit is not None and after > session.stake_limit:
+        raise LimitReached(
+            f"stakes {fmt(after)} are above your limit per round, {fmt(session.stake_limit)}",
+            code="stake_limit_reached",
+        )
+    loss = -money.net
+    if session.loss_limit is not None and loss + after > session.loss_limit:
+        raise LimitReached(
+            f"the session's loss {fmt(max(loss, Decimal(0)))} and stakes {fmt(after)} would "
+            f"pass your loss limit {fmt(session.loss_limit)}",
+            code="loss_limit_reached",
+        )
+
+
+def log_reached(station: Station, refusal: LimitReached) -> None:
+    """Log a bet refused by a limit (after the refused change was undone)."""
+    detail = {"code": refusal.code, "message": refusal.reason}
+    _log(station, current_session(station), ProtectionEvent.Kind.LIMIT_REACHED, detail)
+
+
+def _log(
+    station: Station, session: PlayerSession | None, kind: str, detail: dict[str, Any]
+) -> None:
+    ProtectionEvent.objects.create(station=station, session=session, kind=kind, detail=detail)
+    log.info("station %s: %s %s", station, kind, detail)

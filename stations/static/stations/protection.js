@@ -1,0 +1,135 @@
+/*
+ * Player protection on the reference station page (docs/protocol.md, "Session and limits"):
+ * an ES module of its own beside station.js.
+ *
+ * The session bar shows, at all times, the session's elapsed time (counted with the
+ * server's clock) and its net position; the limits panel shows the player's limits and the
+ * jurisdiction's maxima and sets new ones. It draws from the station's state only, which
+ * station.js hands over with a "station:state" event on the station's element, and sends
+ * its commands through station.js's socket with a "station:send" event: the server decides
+ * every limit, this page only shows what the state says.
+ */
+const root = document.getElementById("station");
+
+const STOPPED = {
+  time_limit_reached: "Betting stopped: the session's time limit is reached. Cash out to end it.",
+  loss_limit_reached: "Betting stopped: the session's loss limit is reached. Cash out to end it.",
+};
+
+let session = null;
+let clockOffset = 0; // server time - this clock, in ms
+let money = null;
+
+function $(id) {
+  return document.getElementById(id);
+}
+
+function formatMoney(value) {
+  if (value === null || value === undefined) return "–";
+  return money ? money.format(Number(value)) : String(value);
+}
+
+function formatNet(value) {
+  const number = Number(value);
+  const text = formatMoney(Math.abs(number));
+  if (number > 0) return `+${text}`;
+  if (number < 0) return `−${text}`;
+  return text;
+}
+
+function formatElapsed(ms) {
+  const seconds = Math.max(0, Math.floor(ms / 1000));
+  const h = Math.floor(seconds / 3600);
+  const m = Math.floor((seconds % 3600) / 60);
+  const s = seconds % 60;
+  const two = (n) => String(n).padStart(2, "0");
+  return `${h}:${two(m)}:${two(s)}`;
+}
+
+function onState(event) {
+  const state = event.detail;
+  if (state.info?.currency) {
+    money = new Intl.NumberFormat(undefined, { style: "currency", currency: state.info.currency });
+  }
+  if (state.server_time) clockOffset = Date.parse(state.server_time) - Date.now();
+  session = state.session || null;
+  render();
+}
+
+function render() {
+  const bar = $("session-bar");
+  bar.dataset.open = session ? "true" : "false";
+  const net = $("session-net");
+  if (!session) {
+    $("session-time").textContent = "No session";
+    net.textContent = "–";
+    net.dataset.sign = "";
+    $("session-cash-in").textContent = "–";
+    $("session-stopped").textContent = "";
+    $("limits-now").textContent = "Cash in to set limits for the session.";
+    return;
+  }
+  const value = Number(session.net);
+  net.textContent = formatNet(session.net);
+  net.dataset.sign = value > 0 ? "up" : value < 0 ? "down" : "";
+  $("session-cash-in").textContent = formatMoney(session.cash_in);
+  $("session-stopped").textContent = session.stopped ? STOPPED[session.stopped] || "" : "";
+  $("limits-now").textContent = limitsText(session.limits, session.maxima);
+  tick();
+}
+
+function limitsText(limits, maxima) {
+  const parts = [];
+  if (limits.loss_limit) parts.push(`loss ${formatMoney(limits.loss_limit)}`);
+  if (limits.stake_limit) parts.push(`${formatMoney(limits.stake_limit)} per round`);
+  if (limits.time_limit) parts.push(`${limits.time_limit} min`);
+  let text = parts.length ? `Your limits: ${parts.join(", ")}.` : "No limits set.";
+  const table = [];
+  if (maxima.stake_limit) table.push(`${formatMoney(maxima.stake_limit)} per round`);
+  if (maxima.time_limit) table.push(`${maxima.time_limit} min a session`);
+  if (table.length) text += ` Table maximum: ${table.join(", ")}.`;
+  return text;
+}
+
+function tick() {
+  if (!session) return;
+  const text = formatElapsed(Date.now() + clockOffset - Date.parse(session.started_at));
+  const node = $("session-time");
+  if (node.textContent !== text) node.textContent = text;
+}
+
+function onSubmit(event) {
+  event.preventDefault();
+  const fields = {};
+  const amount = /^[0-9]+([.,][0-9]{1,2})?$/;
+  for (const [name, id] of [["loss_limit", "limit-loss"], ["stake_limit", "limit-stake"]]) {
+    const value = $(id).value.trim();
+    if (!value) continue;
+    if (!amount.test(value)) {
+      $(id).setCustomValidity("Enter an amount such as 50 or 12.50.");
+      $(id).reportValidity();
+      return;
+    }
+    $(id).setCustomValidity("");
+    fields[name] = value.replace(",", ".");
+  }
+  const minutes = $("limit-time").value.trim();
+  if (minutes) {
+    if (!/^[1-9][0-9]*$/.test(minutes)) {
+      $("limit-time").setCustomValidity("Enter whole minutes, such as 60.");
+      $("limit-time").reportValidity();
+      return;
+    }
+    $("limit-time").setCustomValidity("");
+    fields.time_limit = Number(minutes);
+  }
+  if (!Object.keys(fields).length) return;
+  root.dispatchEvent(new CustomEvent("station:send", { detail: { type: "set_limits", fields } }));
+  event.target.reset();
+}
+
+if (root) {
+  root.addEventListener("station:state", onState);
+  $("limits-form").addEventListener("submit", onSubmit);
+  setInterval(tick, 500);
+}

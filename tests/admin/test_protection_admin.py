@@ -1,0 +1,36 @@
+"""Player protection in the admin: the jurisdiction's maxima are data (off by default,
+set in its change form) and the protection log is listed, read only."""
+
+from decimal import Decimal
+
+import pytest
+
+from tests.admin.test_admin_pages import jurisdiction_form
+
+pytestmark = pytest.mark.django_db
+
+
+def test_the_jurisdictions_protection_maxima_are_off_by_default_and_set_in_the_admin(login, table):
+    wa = table.jurisdiction
+    assert wa.max_stake_per_round is None and wa.max_session_minutes is None
+    url = f"/admin/tablehub/jurisdiction/{wa.pk}/change/"
+    client = login("superuser")
+    assert "Player protection" in client.get(url).content.decode()
+    data = jurisdiction_form(wa, max_stake_per_round="250", max_session_minutes="120")
+    response = client.post(url, data)
+    assert response.status_code == 302, response.content.decode()[:2000]
+    wa.refresh_from_db()
+    assert wa.max_stake_per_round == Decimal("250.00") and wa.max_session_minutes == 120
+    assert wa.history.first().max_session_minutes == 120  # versioned with the rest
+
+
+def test_the_protection_log_is_listed_read_only(login, table):
+    client = login("superuser")
+    page = client.get("/admin/stations/protectionevent/")
+    assert page.status_code == 200
+    html = page.content.decode()
+    # the table's two stations cashed in: their sessions started
+    assert (
+        html.count('field-kind">Session Started') == 2 and "WA 1/s1" in html and "WA 1/s2" in html
+    )
+    assert client.get("/admin/stations/protectionevent/add/").status_code == 403

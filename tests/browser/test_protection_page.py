@@ -1,0 +1,104 @@
+"""Player protection on the reference station page, in Chromium against the real server, at
+a phone's size (390x844) and a kiosk's (1920x1080): the session bar (elapsed time and net
+position, always in view), the limits a player sets (a higher one refused this session) and
+a limit that stops betting, with the server's own refusal shown."""
+
+from __future__ import annotations
+
+import re
+from datetime import timedelta
+
+import pytest
+from django.core.cache import cache
+from django.utils import timezone
+
+from rounds import writer
+from stations.models import PlayerSession, Station
+from tests.browser.conftest import button, screenshot
+from tests.helpers import play
+
+expect = pytest.importorskip("playwright.sync_api").expect
+
+SIZES = {"phone": {"width": 390, "height": 844}, "kiosk": {"width": 1920, "height": 1080}}
+
+
+@pytest.fixture(autouse=True)
+def _no_timers(server, settings):
+    """The test plays every step itself (as tests/browser/test_station_page.py does)."""
+    settings.TABLEHUB_TIMERS = "none"
+    cache.clear()
+    yield
+    cache.clear()
+
+
+def in_view(page, selector: str) -> bool:
+    box = page.locator(selector).bounding_box()
+    size = page.viewport_size
+    return (
+        box is not None
+        and box["y"] >= 0
+        and box["y"] + box["height"] <= size["height"]
+        and box["x"] >= 0
+        and box["x"] + box["width"] <= size["width"] + 1
+    )
+
+
+@pytest.mark.parametrize("size", list(SIZES))
+def test_the_session_bar_and_the_limits_at_a_phone_and_a_kiosk(server, demo, station_page, size):
+    table = demo.table
+    page = station_page(SIZES[size])
+    errors: list[str] = []
+    page.on("pageerror", lambda error: errors.append(str(error)))
+    page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+    credential = demo.station_credentials["s1"]
+    page.goto(f"{server}/tables/{table.pk}/stations/s1/#credential={credential}")
+    expect(page.locator("#connection")).to_have_text("Connected")
+    expect(page.locator("#session-time")).to_have_text("No session")
+    expect(page.locator("#limits-now")).to_have_text("Cash in to set limits for the session.")
+
+    page.get_by_label("Cash-in amount").fill("100")
+    button(page, "Cash in").click()
+    expect(page.locator("#session-cash-in")).to_have_text("$100.00")
+    expect(page.locator("#session-net")).to_have_text("$0.00")
+    expect(page.locator("#session-time")).to_have_text(re.compile(r"^0:00:0\d$"))
+    expect(page.locator("#session-time")).not_to_have_text("0:00:00", timeout=3000)  # it runs
+
+    page.get_by_label("Loss limit").fill("50")
+    page.get_by_label("Time limit (minutes)").fill("60")
+    button(page, "Set limits").click()
+    expect(page.locator("#limits-now")).to_have_text("Your limits: loss $50.00, 60 min.")
+    page.get_by_label("Loss limit").fill("80")
+    button(page, "Set limits").click()
+    expect(page.locator("#status")).to_contain_text("(limit_cool_off)")
+    expect(page.locator("#limits-now")).to_have_text("Your limits: loss $50.00, 60 min.")
+
+    # a round lost: 18 against the dealer's 19; the net position follows at once
+    station = Station.objects.get(table=table, name="s1")
+    play(table, [(station, 1, "main", "5")], "TS 9H 8D TC", [("s1", "stand")])
+    expect(page.locator("#session-net")).to_have_text("−$5.00")
+    expect(page.locator("#session-net")).to_have_attribute("data-sign", "down")
+    expect(page.locator("#credits")).to_have_text("$95.00")
+
+    # the bar is in view wherever the page is scrolled
+    page.mouse.wheel(0, 5000)
+    page.evaluate("window.scrollTo(0, document.body.scrollHeight)")
+    assert in_view(page, "#session-bar"), size
+    screenshot(page, f"protection-session-{size}")
+
+    # an hour on: the time limit stops betting; the page says so and shows the refusal
+    PlayerSession.objects.filter(station=station).update(
+        opened_at=timezone.now() - timedelta(minutes=61)
+    )
+    writer.open_round(table)
+    expect(page.locator("#phase")).to_have_text("Place your bets", timeout=10_000)
+    expect(page.get_by_role("alert").filter(has_text="time limit")).to_have_text(
+        "Betting stopped: the session's time limit is reached. Cash out to end it."
+    )
+    expect(page.locator("#session-time")).to_have_text(re.compile(r"^1:0[01]:\d\d$"))
+    page.evaluate("window.scrollTo(0, 0)")
+    button(page, "$5").click()
+    page.get_by_role("button", name="Box 1 main bet").click()
+    expect(page.locator("#status")).to_contain_text("(time_limit_reached)")
+    assert in_view(page, "#session-bar"), size
+    screenshot(page, f"protection-stopped-{size}")
+    assert errors == []

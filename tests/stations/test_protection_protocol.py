@@ -1,0 +1,239 @@
+"""Player protection over real websockets (docs/protocol.md, "Session and limits"): the
+session in the state from the first cash-in to the cash-out, its money read from the ledger,
+the limits a player sets (lower at once, higher not this session) and the jurisdiction's
+maxima, each refusal with its own code; every frame is checked against the schema and every
+protection event is logged."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from decimal import Decimal
+
+import pytest
+from channels.db import database_sync_to_async
+from django.utils import timezone
+
+from payouts import ledger
+from rounds import writer
+from rounds.engine import CardDrawn, Decision, RuleSet, parse_card
+from stations.models import PlayerSession, ProtectionEvent, Station
+from tablehub.models import Jurisdiction, Table, TableConfig
+from tests.helpers import play
+from tests.test_protocol_contract import (
+    STATION_FRAME,
+    STATION_MESSAGE,
+    Socket,
+    assert_valid,
+    code,
+)
+
+db = database_sync_to_async
+
+
+@pytest.fixture
+def table(transactional_db):
+    jurisdiction = Jurisdiction.objects.create(code="pp", name="Protected")
+    table = Table.objects.create(name="t1", jurisdiction=jurisdiction, boxes=3)
+    TableConfig.objects.create(
+        table=table,
+        version=1,
+        rules=RuleSet(decks=8).to_dict(),
+        limits={"main": ["1", "100"]},
+        timers={"betting": 600, "insurance": 600, "bonus": 600, "play": 600},
+        special_bets={},
+    )
+    station = Station(table=table, name="s1")
+    station.set_credential("s1-secret")
+    station.save()
+    return table
+
+
+async def join(table: Table) -> Socket:
+    s = await Socket.open(f"/ws/tables/{table.pk}/station/", STATION_MESSAGE)
+    reply = await s.ask(
+        {"type": "join", "client_id": "j", "station": "s1", "credential": "s1-secret"}
+    )
+    assert reply["ok"], reply
+    return s
+
+
+async def ask(s: Socket, message: dict) -> dict:
+    reply = await s.ask(message)
+    assert_valid(STATION_FRAME, reply)
+    return reply
+
+
+def kinds(table: Table) -> list[str]:
+    return list(ProtectionEvent.objects.filter(station__table=table).values_list("kind", flat=True))
+
+
+@pytest.mark.django_db(transaction=True)
+async def test_a_session_runs_from_the_first_cash_in_to_the_cash_out(table):
+    s = await join(table)
+    assert (await ask(s, {"type": "state", "client_id": "q0"}))["state"]["session"] is None
+
+    first = (await ask(s, {"type": "cash_in", "client_id": "c1", "amount": "100"}))["state"]
+    session = first["session"]
+    assert session["cash_in"] == "100.00" and session["net"] == "0.00"
+    assert session["limits"] == {"loss_limit": None, "stake_limit": None, "time_limit": None}
+    assert session["maxima"] == {"stake_limit": None, "time_limit": None}
+    assert session["stopped"] is None
+    # a second cash-in is the same session: its start stays, its cash-in grows
+    again = (await ask(s, {"type": "cash_in", "client_id": "c2", "amount": "20.50"}))["state"]
+    assert again["session"]["started_at"] == session["started_at"]
+    assert again["session"]["cash_in"] == "120.50"
+
+    # a round lost (18 against 19): the session's net is the ledger's, to the cent
+    station = await db(Station.objects.get)(name="s1")
+    await db(play)(table, [(station, 1, "main", "30")], "TS 9H 8D TC", [("s1", "stand")])
+    state = (await ask(s, {"type": "state", "client_id": "q1"}))["state"]
+    assert state["credits"] == "90.50"
+    assert state["session"]["staked"] == "30.00" and state["session"]["won"] == "0.00"
+    assert state["session"]["net"] == "-30.00"
+    assert Decimal(state["session"]["cash_in"]) + Decimal(state["session"]["net"]) == Decimal(
+        state["credits"]
+    )
+
+    out = (await ask(s, {"type": "cash_out", "client_id": "o1"}))["state"]
+    assert out["session"] is None and out["credits"] == "0.00"
+    # the next cash-in is a new session, counted from it alone
+    new = (await ask(s, {"type": "cash_in", "client_id": "c3", "amount": "10"}))["state"]
+    assert new["session"]["cash_in"] == "10.00" and new["session"]["net"] == "0.00"
+    assert new["session"]["started_at"] != session["started_at"]
+    assert await db(kinds)(table) == ["session_started", "session_ended", "session_started"]
+    ended = await db(ProtectionEvent.objects.get)(kind="session_ended")
+    assert ended.detail["net"] == "-30.00" and ended.detail["cash_in"] == "120.50"
+    assert await db(PlayerSession.objects.filter(closed_at__isnull=True).count)() == 1
+
+
+@pytest.mark.django_db(transaction=True)
+async def test_a_cash_out_with_no_credits_ends_the_session_too(table):
+    s = await join(table)
+    await ask(s, {"type": "cash_in", "client_id": "c1", "amount": "30"})
+    station = await db(Station.objects.get)(name="s1")
+    await db(play)(table, [(station, 1, "main", "30")], "TS 9H 8D TC", [("s1", "stand")])
+    out = (await ask(s, {"type": "cash_out", "client_id": "o1"}))["state"]
+    assert out["credits"] == "0.00" and out["session"] is None
+
+
+@pytest.mark.django_db(transaction=True)
+async def test_limits_go_down_at_once_and_up_only_next_session(table):
+    s = await join(table)
+    refused = await ask(s, {"type": "set_limits", "client_id": "l0", "loss_limit": "50"})
+    assert code(refused) == "no_session"
+    await ask(s, {"type": "cash_in", "client_id": "c1", "amount": "100"})
+
+    message = {"type": "set_limits", "client_id": "l1", "loss_limit": "50", "time_limit": 60}
+    limits = (await ask(s, message))["state"]["session"]["limits"]
+    assert limits == {"loss_limit": "50.00", "stake_limit": None, "time_limit": 60}
+    lower = {"type": "set_limits", "client_id": "l2", "loss_limit": "40.5", "stake_limit": "25"}
+    limits = (await ask(s, lower))["state"]["session"]["limits"]
+    assert limits == {"loss_limit": "40.50", "stake_limit": "25.00", "time_limit": 60}
+    for client_id, change in [
+        ("l3", {"loss_limit": "41"}),  # higher
+        ("l4", {"time_limit": None}),  # removed
+        ("l5", {"stake_limit": "20", "time_limit": 90}),  # one lower, one higher: none
+    ]:
+        reply = await ask(s, {"type": "set_limits", "client_id": client_id, **change})
+        assert code(reply) == "limit_cool_off", change
+    state = (await ask(s, {"type": "state", "client_id": "q"}))["state"]
+    assert state["session"]["limits"] == limits
+    for client_id, change, expected in [
+        ("b1", {"loss_limit": 10}, "bad_amount"),
+        ("b2", {"loss_limit": "0"}, "bad_amount"),
+        ("b3", {"time_limit": 0}, "bad_message"),
+        ("b4", {"time_limit": "60"}, "bad_message"),
+        ("b5", {}, "bad_message"),
+    ]:
+        message = {"type": "set_limits", "client_id": client_id, **change}
+        reply = await s.ask(message, valid=False)
+        assert_valid(STATION_FRAME, reply)
+        assert code(reply) == expected, change
+
+    # the next session starts with no limits
+    await ask(s, {"type": "cash_out", "client_id": "o1"})
+    again = (await ask(s, {"type": "cash_in", "client_id": "c2", "amount": "5"}))["state"]
+    assert again["session"]["limits"] == {
+        "loss_limit": None,
+        "stake_limit": None,
+        "time_limit": None,
+    }
+    sets = await db(
+        lambda: list(
+            ProtectionEvent.objects.filter(kind="limit_set").values_list("detail", flat=True)
+        )
+    )()
+    assert sets == [
+        {"loss_limit": "50.00", "time_limit": 60},
+        {"loss_limit": "40.50", "stake_limit": "25.00"},
+    ]
+
+
+@pytest.mark.django_db(transaction=True)
+async def test_a_limit_refuses_new_bets_and_lets_bets_be_taken_back(table):
+    s = await join(table)
+    await ask(s, {"type": "cash_in", "client_id": "c1", "amount": "100"})
+    await ask(s, {"type": "set_limits", "client_id": "l1", "stake_limit": "40", "loss_limit": "45"})
+    round = await db(writer.open_round)(table)
+    assert (await ask(s, {"type": "place", "client_id": "p1", "box": 1, "amount": "30"}))["ok"]
+    over = await ask(s, {"type": "place", "client_id": "p2", "box": 2, "amount": "15"})
+    assert code(over) == "stake_limit_reached"
+    assert (await ask(s, {"type": "place", "client_id": "p3", "box": 2, "amount": "10"}))["ok"]
+    assert (await ask(s, {"type": "undo", "client_id": "u1"}))["ok"]
+    await db(writer.expire)(round.pk, "betting")
+    station = await db(Station.objects.get)(name="s1")
+    # the round ends normally: 18 against 19, 30.00 lost
+    await db(lambda: _finish(round.pk))()
+    assert await db(ledger.balance)(station) == Decimal("70.00")
+
+    await db(writer.open_round)(table)
+    # lost 30.00 of a 45.00 loss limit: 15.00 may still be staked, not 15.01
+    loss = await ask(s, {"type": "place", "client_id": "p4", "box": 1, "amount": "15.01"})
+    assert code(loss) == "loss_limit_reached"
+    assert (await ask(s, {"type": "place", "client_id": "p5", "box": 1, "amount": "15"}))["ok"]
+    assert (await ask(s, {"type": "clear", "client_id": "p6"}))["ok"]
+    reached = await db(
+        lambda: list(
+            ProtectionEvent.objects.filter(kind="limit_reached").values_list("detail", flat=True)
+        )
+    )()
+    assert [d["code"] for d in reached] == ["stake_limit_reached", "loss_limit_reached"]
+    # nothing of a refused bet was written
+    state = (await ask(s, {"type": "state", "client_id": "q"}))["state"]
+    assert state["bets"] == [] and state["credits"] == "70.00"
+
+
+def _finish(round_id: int) -> None:
+    """Deal the round: s1's 18 stands against the dealer's 19."""
+    for card in "TS 9H 8D TC".split():
+        if "s1" in writer.state(round_id).prompted_stations:
+            writer.record(round_id, Decision("s1", "stand"))
+        writer.record(round_id, CardDrawn(parse_card(card)))
+    if "s1" in writer.state(round_id).prompted_stations:
+        writer.record(round_id, Decision("s1", "stand"))
+
+
+@pytest.mark.django_db(transaction=True)
+async def test_the_jurisdictions_maxima_apply_whatever_the_player_set(table):
+    await db(Jurisdiction.objects.filter(code="pp").update)(
+        max_stake_per_round=Decimal("20"), max_session_minutes=60
+    )
+    s = await join(table)
+    started = (await ask(s, {"type": "cash_in", "client_id": "c1", "amount": "100"}))["state"]
+    assert started["session"]["maxima"] == {"stake_limit": "20.00", "time_limit": 60}
+    await db(writer.open_round)(table)
+    over = await ask(s, {"type": "place", "client_id": "p1", "box": 1, "amount": "25"})
+    assert code(over) == "stake_limit_reached" and "jurisdiction" in over["error"]["message"]
+    assert (await ask(s, {"type": "place", "client_id": "p2", "box": 1, "amount": "20"}))["ok"]
+
+    # an hour later: the session is too long to bet; bets already down can be taken back
+    await db(PlayerSession.objects.update)(opened_at=timezone.now() - timedelta(minutes=60))
+    state = (await ask(s, {"type": "state", "client_id": "q"}))["state"]
+    assert state["session"]["stopped"] == "time_limit_reached"
+    late = await ask(s, {"type": "place", "client_id": "p3", "box": 2, "amount": "1"})
+    assert code(late) == "time_limit_reached"
+    assert (await ask(s, {"type": "clear", "client_id": "p4"}))["ok"]
+    # a player's time limit above the jurisdiction's changes nothing
+    await ask(s, {"type": "set_limits", "client_id": "l1", "time_limit": 600})
+    again = await ask(s, {"type": "place", "client_id": "p5", "box": 1, "amount": "1"})
+    assert code(again) == "time_limit_reached"
