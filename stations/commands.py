@@ -488,6 +488,19 @@ def _set_limits(station: Station, message: dict[str, Any], at: datetime) -> None
     protection.set_limits(station, changes)
 
 
+REALITY_CHECK_ANSWERS = ("continue", "history", "cash_out")
+
+
+def _reality_check(station: Station, message: dict[str, Any], at: datetime) -> None:
+    """The player's answer to the open reality check (stations/protection.py)."""
+    answer = message.get("answer")
+    if answer not in REALITY_CHECK_ANSWERS:
+        raise EngineError('answer must be "continue", "history" or "cash_out"', code="bad_message")
+    protection.answer_check(station, answer)
+    if answer == "cash_out":
+        _cash_out(station, message, at)
+
+
 def _state(station: Station, message: dict[str, Any], at: datetime) -> None:
     return None
 
@@ -507,6 +520,7 @@ HANDLERS = {
     "cash_in": _cash_in,
     "cash_out": _cash_out,
     "set_limits": _set_limits,
+    "reality_check": _reality_check,
     "state": _state,
 }
 

@@ -52,6 +52,15 @@ class PlayerSession(models.Model):
     time_limit_minutes = models.PositiveIntegerField(
         null=True, blank=True, help_text="the player's"
     )
+    next_check_at = models.DateTimeField(
+        null=True,
+        blank=True,
+        help_text="when the next reality check is due, once one was answered (before: the "
+        "jurisdiction's interval after the session's start)",
+    )
+    check_shown_at = models.DateTimeField(
+        null=True, blank=True, help_text="when the open reality check was first shown"
+    )
 
     class Meta:
         constraints = [
@@ -75,6 +84,8 @@ class ProtectionEvent(models.Model):
         SESSION_ENDED = "session_ended"
         LIMIT_SET = "limit_set"
         LIMIT_REACHED = "limit_reached"
+        REALITY_CHECK_SHOWN = "reality_check_shown"
+        REALITY_CHECK_ANSWERED = "reality_check_answered"
 
     station = models.ForeignKey(Station, on_delete=models.PROTECT, related_name="protection")
     session = models.ForeignKey(

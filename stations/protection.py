@@ -8,15 +8,19 @@ per round for the session: a decrease (or a first limit) applies at once, an inc
 removal not this session (``limit_cool_off``). The jurisdiction's maxima (stake per round,
 session length) apply whatever the player set. Reaching a limit stops new bets (a change
 that adds to the stakes); taking bets back is always possible, and a round in progress ends
-normally. Every protection event is logged (``ProtectionEvent``) for recall, the audit and
-the reports.
+normally. Where the jurisdiction sets an interval, a reality check is due after each
+interval of the session; it is shown only between rounds (never while the station has bets
+on a round that is not settled: it waits for the settlement, and the round's timers are not
+touched), and until the player answers it (``continue``, ``history`` or ``cash_out``) no new
+bet is taken (``reality_check_pending``). Every protection event is logged
+(``ProtectionEvent``) for recall, the audit and the reports.
 """
 
 from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import datetime, timedelta
 from decimal import Decimal
 from typing import Any
 
@@ -25,6 +29,7 @@ from django.utils import timezone
 from payouts import ledger
 from rounds.engine import EngineError
 from rounds.engine.money import fmt
+from rounds.models import Bet, Round
 from stations.models import PlayerSession, ProtectionEvent, Station
 from tablehub.models import Jurisdiction
 
@@ -96,18 +101,20 @@ def _figures(station: Station, session: PlayerSession) -> dict[str, Any]:
 
 @dataclass(frozen=True)
 class Maxima:
-    """The jurisdiction's most staked per round and longest session (None: off)."""
+    """The jurisdiction's most staked per round, longest session and reality-check interval
+    (None: off)."""
 
     stake: Decimal | None
     minutes: int | None
+    check_minutes: int | None
 
 
 def maxima(station: Station) -> Maxima:
     jurisdiction = Jurisdiction.objects.filter(table__stations=station).values_list(
-        "max_stake_per_round", "max_session_minutes"
+        "max_stake_per_round", "max_session_minutes", "reality_check_minutes"
     )
-    stake, minutes = jurisdiction.first() or (None, None)
-    return Maxima(stake, minutes)
+    stake, minutes, check = jurisdiction.first() or (None, None, None)
+    return Maxima(stake, minutes, check)
 
 
 def session_state(station: Station) -> dict[str, Any] | None:
@@ -130,6 +137,7 @@ def session_state(station: Station) -> dict[str, Any] | None:
         },
         "maxima": {"stake_limit": _shown(most.stake), "time_limit": most.minutes},
         "stopped": _stopped(session, money, most),
+        "reality_check": _reality_check(station, session, most),
     }
 
 
@@ -151,6 +159,62 @@ def _stopped(session: PlayerSession, money: ledger.SessionMoney, most: Maxima) -
     if session.loss_limit is not None and -money.net >= session.loss_limit:
         return "loss_limit_reached"
     return None
+
+
+# -- the reality check ---------------------------------------------------------------------
+
+
+def _check_due(session: PlayerSession, most: Maxima) -> datetime | None:
+    """When the session's next reality check is due (None: the jurisdiction has none)."""
+    if most.check_minutes is None:
+        return None
+    return session.next_check_at or session.opened_at + timedelta(minutes=most.check_minutes)
+
+
+def in_a_round(station: Station) -> bool:
+    """Whether the station has bets on a round not yet settled (or void)."""
+    ended = [Round.Phase.SETTLED, Round.Phase.VOID]
+    return Bet.objects.filter(station=station).exclude(round__phase__in=ended).exists()
+
+
+def _check_open(station: Station, session: PlayerSession, most: Maxima) -> bool:
+    """Whether a reality check is due and may be shown: between the station's rounds."""
+    due = _check_due(session, most)
+    return due is not None and timezone.now() >= due and not in_a_round(station)
+
+
+def _reality_check(station: Station, session: PlayerSession, most: Maxima) -> dict[str, Any] | None:
+    """The state's ``session.reality_check``; the first state that shows a check logs it."""
+    due = _check_due(session, most)
+    if due is None:
+        return None
+    shown = _check_open(station, session, most)
+    if shown and session.check_shown_at is None:
+        now = timezone.now()
+        unshown = PlayerSession.objects.filter(pk=session.pk, check_shown_at__isnull=True)
+        if unshown.update(check_shown_at=now):  # once, however many states show it
+            session.check_shown_at = now
+            detail = {"due_at": due.isoformat(), **_figures(station, session)}
+            _log(station, session, ProtectionEvent.Kind.REALITY_CHECK_SHOWN, detail)
+    return {"interval": most.check_minutes, "due_at": due.isoformat(), "open": shown}
+
+
+def answer_check(station: Station, answer: str) -> None:
+    """The player's answer to the open reality check: ``continue``, ``history`` (the station
+    shows the history; play goes on) or ``cash_out`` (the caller cashes out). The next check
+    is due an interval after the answer. No open check: ``no_reality_check``."""
+    ledger.lock_stations([station])
+    session = current_session(station)
+    most = maxima(station)
+    if session is None or not _check_open(station, session, most):
+        raise EngineError("no reality check is open", code="no_reality_check")
+    assert most.check_minutes is not None  # an open check has an interval
+    due = _check_due(session, most)
+    session.next_check_at = timezone.now() + timedelta(minutes=most.check_minutes)
+    session.check_shown_at = None
+    session.save(update_fields=["next_check_at", "check_shown_at"])
+    detail = {"answer": answer, "due_at": due.isoformat() if due else None}
+    _log(station, session, ProtectionEvent.Kind.REALITY_CHECK_ANSWERED, detail)
 
 
 # -- the limits ----------------------------------------------------------------------------
@@ -205,6 +269,10 @@ def check_stakes(station: Station, before: Decimal, after: Decimal) -> None:
         )
     if session is None or money is None:  # credits from before sessions were kept
         return
+    if _check_open(station, session, most):
+        raise EngineError(
+            "a reality check is open: answer it to play on", code="reality_check_pending"
+        )
     if session.stake_limit is not None and after > session.stake_limit:
         raise LimitReached(
             f"stakes {fmt(after)} are above your limit per round, {fmt(session.stake_limit)}",

@@ -109,6 +109,13 @@ class Jurisdiction(models.Model):
         help_text="player protection: the longest session (first cash-in to cash-out) in "
         "which a station may bet, whatever the player set; empty: off",
     )
+    reality_check_minutes = models.PositiveIntegerField(
+        null=True,
+        blank=True,
+        validators=[MinValueValidator(1)],
+        help_text="player protection: a reality check after each such interval of a session, "
+        "shown between rounds; empty: off",
+    )
     source = models.TextField(
         blank=True, help_text="where each value comes from (document and line)"
     )

@@ -14,6 +14,7 @@ from django.utils import timezone
 
 from rounds import writer
 from stations.models import PlayerSession, Station
+from tablehub.models import Jurisdiction
 from tests.browser.conftest import button, screenshot
 from tests.helpers import play
 
@@ -102,3 +103,43 @@ def test_the_session_bar_and_the_limits_at_a_phone_and_a_kiosk(server, demo, sta
     assert in_view(page, "#session-bar"), size
     screenshot(page, f"protection-stopped-{size}")
     assert errors == []
+
+
+@pytest.mark.parametrize("size", list(SIZES))
+def test_a_reality_check_covers_the_page_until_answered(server, demo, station_page, size):
+    table = demo.table
+    Jurisdiction.objects.filter(pk=table.jurisdiction_id).update(reality_check_minutes=60)
+    page = station_page(SIZES[size])
+    credential = demo.station_credentials["s1"]
+    page.goto(f"{server}/tables/{table.pk}/stations/s1/#credential={credential}")
+    expect(page.locator("#connection")).to_have_text("Connected")
+    page.get_by_label("Cash-in amount").fill("100")
+    button(page, "Cash in").click()
+    expect(page.locator("#session-cash-in")).to_have_text("$100.00")
+    expect(page.get_by_role("dialog")).to_be_hidden()
+
+    # the check falls due in two seconds (the next state says so): the page asks for the
+    # state then, unprompted
+    station = Station.objects.get(table=table, name="s1")
+    PlayerSession.objects.filter(station=station).update(
+        opened_at=timezone.now() - timedelta(minutes=60) + timedelta(seconds=2)
+    )
+    page.get_by_label("Loss limit").fill("90")
+    button(page, "Set limits").click()
+    dialog = page.get_by_role("dialog", name="Reality check")
+    expect(dialog).to_be_visible(timeout=10_000)
+    expect(dialog).to_contain_text("You have played for 1:00:0")
+    expect(page.locator("#reality-check-net")).to_have_text("$0.00")
+    expect(page.locator("#reality-check-staked")).to_have_text("$0.00")
+    expect(button(page, "Continue playing")).to_be_focused()
+    screenshot(page, f"protection-reality-check-{size}")
+
+    writer.open_round(table)
+    expect(page.locator("#phase")).to_have_text("Place your bets", timeout=10_000)
+    expect(dialog).to_be_visible()  # a new round does not dismiss it
+    button(page, "See history").click()
+    expect(dialog).to_be_hidden()
+    expect(page.locator("#history-heading")).to_be_in_viewport()
+    button(page, "$5").click()
+    page.get_by_role("button", name="Box 1 main bet").click()
+    expect(page.locator("#status")).to_have_text("$5.00 on box 1, main bet.")

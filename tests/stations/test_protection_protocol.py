@@ -237,3 +237,107 @@ async def test_the_jurisdictions_maxima_apply_whatever_the_player_set(table):
     await ask(s, {"type": "set_limits", "client_id": "l1", "time_limit": 600})
     again = await ask(s, {"type": "place", "client_id": "p5", "box": 1, "amount": "1"})
     assert code(again) == "time_limit_reached"
+
+
+def _deal_until_asked(round_id: int, cards: list[str]) -> list[str]:
+    """Deal cards until s1 is asked a question; the cards left."""
+    while cards and "s1" not in writer.state(round_id).prompted_stations:
+        writer.record(round_id, CardDrawn(parse_card(cards.pop(0))))
+    return cards
+
+
+async def _an_hour_ago() -> None:
+    await db(PlayerSession.objects.update)(opened_at=timezone.now() - timedelta(minutes=61))
+
+
+@pytest.mark.django_db(transaction=True)
+async def test_a_reality_check_never_lands_inside_a_round_and_holds_bets_until_answered(table):
+    await db(Jurisdiction.objects.filter(code="pp").update)(reality_check_minutes=60)
+    s = await join(table)
+    session = (await ask(s, {"type": "cash_in", "client_id": "c1", "amount": "100"}))["state"][
+        "session"
+    ]
+    check = session["reality_check"]
+    assert check["interval"] == 60 and check["open"] is False
+    assert check["due_at"] > session["started_at"]
+
+    round = await db(writer.open_round)(table)
+    assert (await ask(s, {"type": "place", "client_id": "p1", "box": 1, "amount": "10"}))["ok"]
+    await db(writer.expire)(round.pk, "betting")
+    left = await db(_deal_until_asked)(round.pk, "TS 9H 8D TC".split())
+    asked = (await ask(s, {"type": "state", "client_id": "q1"}))["state"]
+    assert asked["table"]["station"]["prompt"]["kind"] == "decision"
+    deadline = asked["round"]["deadline"]
+    assert deadline is not None
+
+    # the check falls due in the middle of the round: it waits, the decision's timer runs on
+    await _an_hour_ago()
+    during = (await ask(s, {"type": "state", "client_id": "q2"}))["state"]
+    assert during["session"]["reality_check"]["open"] is False
+    assert during["round"]["deadline"] == deadline
+    assert during["table"]["station"]["prompt"]["kind"] == "decision"
+    decided = await ask(s, {"type": "decide", "client_id": "d1", "action": "stand"})
+    assert decided["ok"], decided
+    await db(_deal_until_asked)(round.pk, left)  # the dealer's 19 stands: settled
+
+    # settled: now the check opens, once, with the session's figures
+    after = (await ask(s, {"type": "state", "client_id": "q3"}))["state"]
+    assert after["round"]["phase"] == "settled"
+    assert after["session"]["reality_check"]["open"] is True
+    assert after["session"]["net"] == "-10.00" and after["session"]["staked"] == "10.00"
+    await ask(s, {"type": "state", "client_id": "q4"})
+    shown = await db(
+        lambda: list(
+            ProtectionEvent.objects.filter(kind="reality_check_shown").values_list(
+                "detail", flat=True
+            )
+        )
+    )()
+    assert len(shown) == 1 and shown[0]["net"] == "-10.00" and shown[0]["staked"] == "10.00"
+
+    await db(writer.open_round)(table)
+    held = await ask(s, {"type": "place", "client_id": "p2", "box": 1, "amount": "5"})
+    assert code(held) == "reality_check_pending"
+    bad = await s.ask({"type": "reality_check", "client_id": "a0", "answer": "later"}, valid=False)
+    assert_valid(STATION_FRAME, bad)
+    assert code(bad) == "bad_message"
+    answered = (await ask(s, {"type": "reality_check", "client_id": "a1", "answer": "continue"}))[
+        "state"
+    ]
+    assert answered["session"]["reality_check"]["open"] is False
+    assert answered["session"]["reality_check"]["due_at"] > after["server_time"]
+    assert (await ask(s, {"type": "place", "client_id": "p3", "box": 1, "amount": "5"}))["ok"]
+    again = await ask(s, {"type": "reality_check", "client_id": "a2", "answer": "continue"})
+    assert code(again) == "no_reality_check"
+    assert await db(kinds)(table) == [
+        "session_started",
+        "reality_check_shown",
+        "reality_check_answered",
+    ]
+
+
+@pytest.mark.django_db(transaction=True)
+async def test_a_reality_check_answered_cash_out_ends_the_session(table):
+    await db(Jurisdiction.objects.filter(code="pp").update)(reality_check_minutes=60)
+    s = await join(table)
+    await ask(s, {"type": "cash_in", "client_id": "c1", "amount": "100"})
+    await _an_hour_ago()
+    assert (await ask(s, {"type": "state", "client_id": "q"}))["state"]["session"]["reality_check"][
+        "open"
+    ]
+    out = await ask(s, {"type": "reality_check", "client_id": "a1", "answer": "cash_out"})
+    assert out["state"]["session"] is None and out["state"]["credits"] == "0.00"
+    answers = await db(
+        lambda: list(
+            ProtectionEvent.objects.filter(kind="reality_check_answered").values_list(
+                "detail", flat=True
+            )
+        )
+    )()
+    assert [a["answer"] for a in answers] == ["cash_out"]
+    assert await db(kinds)(table) == [
+        "session_started",
+        "reality_check_shown",
+        "reality_check_answered",
+        "session_ended",
+    ]

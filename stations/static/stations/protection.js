@@ -4,7 +4,8 @@
  *
  * The session bar shows, at all times, the session's elapsed time (counted with the
  * server's clock) and its net position; the limits panel shows the player's limits and the
- * jurisdiction's maxima and sets new ones. It draws from the station's state only, which
+ * jurisdiction's maxima and sets new ones; the reality check, when the state says one is
+ * open, covers the page until the player answers it. It draws from the station's state only, which
  * station.js hands over with a "station:state" event on the station's element, and sends
  * its commands through station.js's socket with a "station:send" event: the server decides
  * every limit, this page only shows what the state says.
@@ -17,6 +18,8 @@ const STOPPED = {
 };
 
 let session = null;
+let checkTimer = null;
+let historyWanted = false;
 let clockOffset = 0; // server time - this clock, in ms
 let money = null;
 
@@ -54,6 +57,10 @@ function onState(event) {
   if (state.server_time) clockOffset = Date.parse(state.server_time) - Date.now();
   session = state.session || null;
   render();
+  if (historyWanted && !session?.reality_check?.open) {
+    historyWanted = false;
+    document.getElementById("history-heading")?.scrollIntoView();
+  }
 }
 
 function render() {
@@ -67,6 +74,7 @@ function render() {
     $("session-cash-in").textContent = "–";
     $("session-stopped").textContent = "";
     $("limits-now").textContent = "Cash in to set limits for the session.";
+    renderRealityCheck();
     return;
   }
   const value = Number(session.net);
@@ -75,7 +83,43 @@ function render() {
   $("session-cash-in").textContent = formatMoney(session.cash_in);
   $("session-stopped").textContent = session.stopped ? STOPPED[session.stopped] || "" : "";
   $("limits-now").textContent = limitsText(session.limits, session.maxima);
+  renderRealityCheck();
   tick();
+}
+
+// The reality check (docs/protocol.md, "Session and limits"): shown while the state says it
+// is open; when its time comes the page asks for the state (the server opens it between
+// rounds only).
+function renderRealityCheck() {
+  const dialog = $("reality-check");
+  const check = session ? session.reality_check : null;
+  clearTimeout(checkTimer);
+  if (check && !check.open) {
+    const wait = Date.parse(check.due_at) - (Date.now() + clockOffset);
+    if (wait >= 0) checkTimer = setTimeout(askState, wait + 250);
+  }
+  const open = Boolean(check?.open);
+  const wasOpen = !dialog.hidden;
+  dialog.hidden = !open;
+  if (!open) return;
+  const elapsed = Date.now() + clockOffset - Date.parse(session.started_at);
+  $("reality-check-text").textContent =
+    `You have played for ${formatElapsed(elapsed)} this session. Betting resumes once you answer.`;
+  $("reality-check-time").textContent = formatElapsed(elapsed);
+  $("reality-check-net").textContent = formatNet(session.net);
+  $("reality-check-staked").textContent = formatMoney(session.staked);
+  $("reality-check-won").textContent = formatMoney(session.won);
+  if (!wasOpen) dialog.querySelector("button").focus();
+}
+
+function askState() {
+  root.dispatchEvent(new CustomEvent("station:send", { detail: { type: "state" } }));
+}
+
+function onAnswer(answer) {
+  historyWanted = answer === "history";
+  const detail = { type: "reality_check", fields: { answer: answer } };
+  root.dispatchEvent(new CustomEvent("station:send", { detail: detail }));
 }
 
 function limitsText(limits, maxima) {
@@ -131,5 +175,10 @@ function onSubmit(event) {
 if (root) {
   root.addEventListener("station:state", onState);
   $("limits-form").addEventListener("submit", onSubmit);
+  $("reality-check")
+    .querySelectorAll("[data-answer]")
+    .forEach((button) => {
+      button.addEventListener("click", () => onAnswer(button.dataset.answer));
+    });
   setInterval(tick, 500);
 }
