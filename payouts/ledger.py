@@ -38,6 +38,7 @@ import re
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
+from datetime import datetime
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
@@ -461,6 +462,13 @@ def cash_in_entry(station: Station, client_key: str) -> int | None:
     a player's session is counted from it (stations/protection.py)."""
     key = CashKey(station.pk, LedgerEntry.Kind.CASH_IN, client_key).text()
     return LedgerEntry.objects.filter(key=key).values_list("pk", flat=True).first()
+
+
+def last_entry_at(station: Station) -> datetime | None:
+    """When the station's money last moved (a cash-in, a stake, a return): how long it has
+    been idle (stations/protection.py)."""
+    entries = LedgerEntry.objects.filter(station=station).order_by("-pk")
+    return entries.values_list("created_at", flat=True).first()
 
 
 @dataclass(frozen=True)

@@ -62,17 +62,33 @@ class StationAdmin(SimpleHistoryAdmin):
         return format_html('<a href="{}">rounds</a>', url)
 
 
+class LockedFilter(admin.SimpleListFilter):
+    """The open sessions whose betting is locked for inactivity (credits kept)."""
+
+    title = "locked for inactivity"
+    parameter_name = "locked"
+
+    def lookups(self, request, model_admin):
+        return [("yes", "locked now")]
+
+    def queryset(self, request, queryset):
+        if self.value() == "yes":
+            return queryset.filter(closed_at__isnull=True, locked_at__isnull=False)
+        return queryset
+
+
 @admin.register(PlayerSession)
 class PlayerSessionAdmin(admin.ModelAdmin):
     list_display = (
         "station",
         "opened_at",
         "closed_at",
+        "locked_at",
         "loss_limit",
         "stake_limit",
         "time_limit_minutes",
     )
-    list_filter = ("station__table",)
+    list_filter = (LockedFilter, "station__table")
 
     def has_add_permission(self, request) -> bool:
         return False

@@ -488,6 +488,22 @@ def _set_limits(station: Station, message: dict[str, Any], at: datetime) -> None
     protection.set_limits(station, changes)
 
 
+def _take_break(station: Station, message: dict[str, Any], at: datetime) -> None:
+    """A break of ``minutes``: the station cashes out, then refuses cash-ins and bets until
+    the break ends (stations/protection.py)."""
+    minutes = message.get("minutes")
+    most = protection.MAX_BREAK_MINUTES
+    if isinstance(minutes, bool) or not isinstance(minutes, int) or not 1 <= minutes <= most:
+        raise EngineError(f"minutes must be a whole number from 1 to {most}", code="bad_message")
+    protection.refuse_on_break(station)
+    _cash_out(station, message, at)
+    protection.start_break(station, minutes)
+
+
+def _still_here(station: Station, message: dict[str, Any], at: datetime) -> None:
+    protection.still_here(station)
+
+
 REALITY_CHECK_ANSWERS = ("continue", "history", "cash_out")
 
 
@@ -521,6 +537,8 @@ HANDLERS = {
     "cash_out": _cash_out,
     "set_limits": _set_limits,
     "reality_check": _reality_check,
+    "take_break": _take_break,
+    "still_here": _still_here,
     "state": _state,
 }
 
@@ -548,6 +566,7 @@ def station_state(station: Station, full: bool = True) -> dict[str, Any]:
         "credits": fmt(ledger.balance(station)),
         "round": None,
         "session": protection.session_state(station),
+        "break": protection.break_state(station),
     }
     if full:
         config = round.config if round is not None else table.current_config()

@@ -61,6 +61,12 @@ class PlayerSession(models.Model):
     check_shown_at = models.DateTimeField(
         null=True, blank=True, help_text="when the open reality check was first shown"
     )
+    awake_at = models.DateTimeField(
+        null=True, blank=True, help_text="when the player last answered the inactivity question"
+    )
+    locked_at = models.DateTimeField(
+        null=True, blank=True, help_text="when betting was locked for inactivity (credits stay)"
+    )
 
     class Meta:
         constraints = [
@@ -75,6 +81,23 @@ class PlayerSession(models.Model):
         return f"{self.station} session {self.pk}"
 
 
+class StationBreak(models.Model):
+    """A break the player took at a station (stations/protection.py): the station cashed out
+    and refuses cash-ins and bets until ``until``."""
+
+    station = models.ForeignKey(Station, on_delete=models.CASCADE, related_name="breaks")
+    started_at = models.DateTimeField(auto_now_add=True)
+    until = models.DateTimeField()
+    end_logged = models.BooleanField(default=False)
+
+    class Meta:
+        ordering = ["-until"]
+        indexes = [models.Index(fields=["station", "until"])]
+
+    def __str__(self) -> str:
+        return f"{self.station} break until {self.until:%Y-%m-%d %H:%M}"
+
+
 class ProtectionEvent(models.Model):
     """A player-protection event at a station (a session opened or closed, a limit set or
     reached), kept for recall, the audit and the floor manager's reports; never changed."""
@@ -86,6 +109,10 @@ class ProtectionEvent(models.Model):
         LIMIT_REACHED = "limit_reached"
         REALITY_CHECK_SHOWN = "reality_check_shown"
         REALITY_CHECK_ANSWERED = "reality_check_answered"
+        BREAK_STARTED = "break_started"
+        BREAK_ENDED = "break_ended"
+        INACTIVITY_LOCKED = "inactivity_locked"
+        INACTIVITY_ANSWERED = "inactivity_answered"
 
     station = models.ForeignKey(Station, on_delete=models.PROTECT, related_name="protection")
     session = models.ForeignKey(

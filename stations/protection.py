@@ -12,8 +12,12 @@ normally. Where the jurisdiction sets an interval, a reality check is due after 
 interval of the session; it is shown only between rounds (never while the station has bets
 on a round that is not settled: it waits for the settlement, and the round's timers are not
 touched), and until the player answers it (``continue``, ``history`` or ``cash_out``) no new
-bet is taken (``reality_check_pending``). Every protection event is logged
-(``ProtectionEvent``) for recall, the audit and the reports.
+bet is taken (``reality_check_pending``). A player may take a break: the station cashes out
+and refuses cash-ins and bets until the break ends (``on_break``). Where the jurisdiction
+sets an idle time, a station with credits and no bet for that long asks whether the player
+is there, and a minute later locks betting (``inactivity_locked``; the credits stay) until the
+player answers. Every protection event is logged (``ProtectionEvent``) for recall, the audit
+and the reports.
 """
 
 from __future__ import annotations
@@ -30,7 +34,7 @@ from payouts import ledger
 from rounds.engine import EngineError
 from rounds.engine.money import fmt
 from rounds.models import Bet, Round
-from stations.models import PlayerSession, ProtectionEvent, Station
+from stations.models import PlayerSession, ProtectionEvent, Station, StationBreak
 from tablehub.models import Jurisdiction
 
 log = logging.getLogger("tablehub.protection")
@@ -107,14 +111,14 @@ class Maxima:
     stake: Decimal | None
     minutes: int | None
     check_minutes: int | None
+    idle_minutes: int | None
 
 
 def maxima(station: Station) -> Maxima:
     jurisdiction = Jurisdiction.objects.filter(table__stations=station).values_list(
-        "max_stake_per_round", "max_session_minutes", "reality_check_minutes"
+        "max_stake_per_round", "max_session_minutes", "reality_check_minutes", "idle_minutes"
     )
-    stake, minutes, check = jurisdiction.first() or (None, None, None)
-    return Maxima(stake, minutes, check)
+    return Maxima(*(jurisdiction.first() or (None, None, None, None)))
 
 
 def session_state(station: Station) -> dict[str, Any] | None:
@@ -138,6 +142,7 @@ def session_state(station: Station) -> dict[str, Any] | None:
         "maxima": {"stake_limit": _shown(most.stake), "time_limit": most.minutes},
         "stopped": _stopped(session, money, most),
         "reality_check": _reality_check(station, session, most),
+        "inactivity": _inactivity(station, session, most, money),
     }
 
 
@@ -217,6 +222,100 @@ def answer_check(station: Station, answer: str) -> None:
     _log(station, session, ProtectionEvent.Kind.REALITY_CHECK_ANSWERED, detail)
 
 
+# -- a break -------------------------------------------------------------------------------
+
+MAX_BREAK_MINUTES = 30 * 24 * 60  # 30 days
+
+
+def current_break(station: Station) -> StationBreak | None:
+    """The station's break going on now, if any; a break that ended is logged as ended the
+    first time it is looked at afterwards."""
+    now = timezone.now()
+    for ended in StationBreak.objects.filter(station=station, until__lte=now, end_logged=False):
+        if StationBreak.objects.filter(pk=ended.pk, end_logged=False).update(end_logged=True):
+            _log(
+                station, None, ProtectionEvent.Kind.BREAK_ENDED, {"until": ended.until.isoformat()}
+            )
+    return StationBreak.objects.filter(station=station, until__gt=now).first()
+
+
+def break_state(station: Station) -> dict[str, Any] | None:
+    """The state's ``break``: None, or when the break started and when it ends."""
+    taken = current_break(station)
+    if taken is None:
+        return None
+    return {"started_at": taken.started_at.isoformat(), "until": taken.until.isoformat()}
+
+
+def refuse_on_break(station: Station) -> None:
+    """A cash-in or a bet during a break: ``on_break``, with its end."""
+    taken = current_break(station)
+    if taken is not None:
+        raise EngineError(
+            f"the station is on a break until {taken.until.isoformat(timespec='minutes')}",
+            code="on_break",
+        )
+
+
+def start_break(station: Station, minutes: int) -> StationBreak:
+    """After the station cashed out: its break of ``minutes`` starts now."""
+    refuse_on_break(station)
+    until = timezone.now() + timedelta(minutes=minutes)
+    taken = StationBreak.objects.create(station=station, until=until)
+    detail = {"minutes": minutes, "until": until.isoformat()}
+    _log(station, None, ProtectionEvent.Kind.BREAK_STARTED, detail)
+    return taken
+
+
+# -- inactivity ------------------------------------------------------------------------------
+
+INACTIVITY_GRACE = timedelta(seconds=60)  # between the question and the lock
+
+
+def _inactivity(
+    station: Station, session: PlayerSession, most: Maxima, money: ledger.SessionMoney
+) -> dict[str, Any] | None:
+    """The state's ``session.inactivity`` (None: the jurisdiction has no idle time): when the
+    station asks whether the player is there, when it locks betting, and whether it asks or
+    has locked now (only with credits and no bet on a round). A lock is logged once, and kept
+    on the session for the floor manager until the player answers or plays."""
+    if most.idle_minutes is None:
+        return None
+    moments = [session.opened_at, session.awake_at, ledger.last_entry_at(station)]
+    since = max(m for m in moments if m is not None)
+    asks_at = since + timedelta(minutes=most.idle_minutes)
+    locks_at = asks_at + INACTIVITY_GRACE
+    now = timezone.now()
+    credits = money.cash_in + money.net
+    idle = now >= asks_at and credits > 0 and not in_a_round(station)
+    locked = idle and now >= locks_at
+    if locked and (session.locked_at is None or session.locked_at < since):
+        session.locked_at = now
+        session.save(update_fields=["locked_at"])
+        _log(station, session, ProtectionEvent.Kind.INACTIVITY_LOCKED, {"since": since.isoformat()})
+    elif not locked and session.locked_at is not None:
+        session.locked_at = None  # the player came back: no longer a locked station
+        session.save(update_fields=["locked_at"])
+    return {
+        "asks_at": asks_at.isoformat(),
+        "locks_at": locks_at.isoformat(),
+        "asking": idle and not locked,
+        "locked": locked,
+    }
+
+
+def still_here(station: Station) -> None:
+    """The player answers the inactivity question (or unlocks the locked station)."""
+    session = current_session(station)
+    if session is None:
+        raise EngineError("no session is open", code="no_session")
+    was_locked = session.locked_at is not None
+    session.awake_at = timezone.now()
+    session.locked_at = None
+    session.save(update_fields=["awake_at", "locked_at"])
+    _log(station, session, ProtectionEvent.Kind.INACTIVITY_ANSWERED, {"was_locked": was_locked})
+
+
 # -- the limits ----------------------------------------------------------------------------
 
 
@@ -253,6 +352,7 @@ def check_stakes(station: Station, before: Decimal, after: Decimal) -> None:
     code); taking bets back is always allowed."""
     if after <= before:
         return
+    refuse_on_break(station)
     most = maxima(station)
     session = current_session(station)
     money = _money_of(station, session) if session is not None else None
@@ -269,6 +369,12 @@ def check_stakes(station: Station, before: Decimal, after: Decimal) -> None:
         )
     if session is None or money is None:  # credits from before sessions were kept
         return
+    idle = _inactivity(station, session, most, money)
+    if idle is not None and idle["locked"]:
+        raise EngineError(
+            "betting is locked for inactivity (the credits are safe): answer that you are here",
+            code="inactivity_locked",
+        )
     if _check_open(station, session, most):
         raise EngineError(
             "a reality check is open: answer it to play on", code="reality_check_pending"

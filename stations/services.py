@@ -32,6 +32,7 @@ def cash_in(station: Station, amount: object, key: str) -> Decimal:
         raise EngineError("a cash-in must be more than 0.00", station.name, code="bad_amount")
     # Under the station's lock: two first cash-ins at once open one session.
     ledger.lock_stations([station])
+    protection.refuse_on_break(station)
     if ledger.cash_in(station, value, key):  # once per key, however often it is sent
         protection.open_session(station, key)
     return ledger.balance(station)

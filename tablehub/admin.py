@@ -125,7 +125,14 @@ class JurisdictionAdmin(SimpleHistoryAdmin):
         ),
         (
             "Player protection",
-            {"fields": ("max_stake_per_round", "max_session_minutes", "reality_check_minutes")},
+            {
+                "fields": (
+                    "max_stake_per_round",
+                    "max_session_minutes",
+                    "reality_check_minutes",
+                    "idle_minutes",
+                )
+            },
         ),
     )
 

@@ -116,6 +116,13 @@ class Jurisdiction(models.Model):
         help_text="player protection: a reality check after each such interval of a session, "
         "shown between rounds; empty: off",
     )
+    idle_minutes = models.PositiveIntegerField(
+        null=True,
+        blank=True,
+        validators=[MinValueValidator(1)],
+        help_text="player protection: a station with credits and no bet for this long asks "
+        "whether the player is there, then locks betting (credits stay); empty: off",
+    )
     source = models.TextField(
         blank=True, help_text="where each value comes from (document and line)"
     )

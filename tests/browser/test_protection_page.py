@@ -12,6 +12,7 @@ import pytest
 from django.core.cache import cache
 from django.utils import timezone
 
+from payouts.models import LedgerEntry
 from rounds import writer
 from stations.models import PlayerSession, Station
 from tablehub.models import Jurisdiction
@@ -143,3 +144,48 @@ def test_a_reality_check_covers_the_page_until_answered(server, demo, station_pa
     button(page, "$5").click()
     page.get_by_role("button", name="Box 1 main bet").click()
     expect(page.locator("#status")).to_have_text("$5.00 on box 1, main bet.")
+
+
+@pytest.mark.parametrize("size", list(SIZES))
+def test_inactivity_locks_betting_and_a_break_cashes_out(server, demo, station_page, size):
+    table = demo.table
+    Jurisdiction.objects.filter(pk=table.jurisdiction_id).update(idle_minutes=5)
+    page = station_page(SIZES[size])
+    credential = demo.station_credentials["s1"]
+    page.goto(f"{server}/tables/{table.pk}/stations/s1/#credential={credential}")
+    expect(page.locator("#connection")).to_have_text("Connected")
+    page.get_by_label("Cash-in amount").fill("100")
+    button(page, "Cash in").click()
+    expect(page.locator("#session-cash-in")).to_have_text("$100.00")
+
+    # idle for five minutes and a second from now: the page asks on its own, then locks
+    station = Station.objects.get(table=table, name="s1")
+    then = timezone.now() - timedelta(minutes=5) + timedelta(seconds=1)
+    PlayerSession.objects.filter(station=station).update(opened_at=then)
+    LedgerEntry.objects.filter(station=station).update(created_at=then)
+    page.get_by_label("Loss limit").fill("90")  # any command: a state with the new times
+    button(page, "Set limits").click()
+    dialog = page.get_by_role("dialog", name="Are you still there?")
+    expect(dialog).to_be_visible(timeout=10_000)
+    expect(dialog).to_contain_text("Betting locks in a minute")
+    then = timezone.now() - timedelta(minutes=6, seconds=5)
+    PlayerSession.objects.filter(station=station).update(opened_at=then)
+    LedgerEntry.objects.filter(station=station).update(created_at=then)
+    writer.open_round(table)  # the new round's state shows the lock
+    expect(dialog).to_contain_text("Betting is locked", timeout=10_000)
+    expect(page.locator("#credits")).to_have_text("$100.00")
+    screenshot(page, f"protection-inactivity-{size}")
+    button(page, "I'm here").click()
+    expect(dialog).to_be_hidden()
+
+    # a break: the station cashes out and says until when
+    page.get_by_label("Break for").select_option("60")
+    button(page, "Take a break").click()
+    expect(page.locator("#credits")).to_have_text("$0.00")
+    expect(page.locator("#session-stopped")).to_contain_text("On a break until")
+    expect(button(page, "Take a break")).to_be_disabled()
+    page.get_by_label("Cash-in amount").fill("10")
+    button(page, "Cash in").click()
+    expect(page.locator("#status")).to_contain_text("(on_break)")
+    assert in_view(page, "#session-bar"), size
+    screenshot(page, f"protection-break-{size}")

@@ -14,9 +14,10 @@ from channels.db import database_sync_to_async
 from django.utils import timezone
 
 from payouts import ledger
+from payouts.models import LedgerEntry
 from rounds import writer
 from rounds.engine import CardDrawn, Decision, RuleSet, parse_card
-from stations.models import PlayerSession, ProtectionEvent, Station
+from stations.models import PlayerSession, ProtectionEvent, Station, StationBreak
 from tablehub.models import Jurisdiction, Table, TableConfig
 from tests.helpers import play
 from tests.test_protocol_contract import (
@@ -341,3 +342,85 @@ async def test_a_reality_check_answered_cash_out_ends_the_session(table):
         "reality_check_answered",
         "session_ended",
     ]
+
+
+@pytest.mark.django_db(transaction=True)
+async def test_a_break_cashes_out_and_refuses_cash_in_and_bets_until_it_ends(table):
+    s = await join(table)
+    await ask(s, {"type": "cash_in", "client_id": "c1", "amount": "100"})
+    round = await db(writer.open_round)(table)
+    assert (await ask(s, {"type": "place", "client_id": "p1", "box": 1, "amount": "5"}))["ok"]
+    held = await ask(s, {"type": "take_break", "client_id": "t0", "minutes": 30})
+    assert code(held) == "bets_on_table"
+    assert (await ask(s, {"type": "clear", "client_id": "p2"}))["ok"]
+    for client_id, minutes in [("t1", 0), ("t2", 43201), ("t3", "30"), ("t4", True)]:
+        message = {"type": "take_break", "client_id": client_id, "minutes": minutes}
+        reply = await s.ask(message, valid=False)
+        assert_valid(STATION_FRAME, reply)
+        assert code(reply) == "bad_message", minutes
+
+    taken = (await ask(s, {"type": "take_break", "client_id": "t5", "minutes": 30}))["state"]
+    assert taken["credits"] == "0.00" and taken["session"] is None
+    until = taken["break"]["until"]
+    assert taken["break"]["started_at"] < until
+    refused = await ask(s, {"type": "cash_in", "client_id": "c2", "amount": "10"})
+    assert code(refused) == "on_break" and until[:16] in refused["error"]["message"]
+    again = await ask(s, {"type": "take_break", "client_id": "t6", "minutes": 5})
+    assert code(again) == "on_break"
+    assert (await ask(s, {"type": "state", "client_id": "q"}))["state"]["break"]["until"] == until
+    await db(writer.expire)(round.pk, "betting")
+
+    # the break is over: the station takes cash-ins again, and the end is logged once
+    await db(StationBreak.objects.update)(until=timezone.now() - timedelta(seconds=1))
+    back = (await ask(s, {"type": "cash_in", "client_id": "c3", "amount": "10"}))["state"]
+    assert back["break"] is None and back["credits"] == "10.00"
+    await ask(s, {"type": "state", "client_id": "q2"})
+    assert await db(kinds)(table) == [
+        "session_started",
+        "session_ended",
+        "break_started",
+        "break_ended",
+        "session_started",
+    ]
+
+
+@pytest.mark.django_db(transaction=True)
+async def test_an_idle_station_asks_then_locks_betting_and_keeps_the_credits(table):
+    await db(Jurisdiction.objects.filter(code="pp").update)(idle_minutes=10)
+    s = await join(table)
+    first = (await ask(s, {"type": "cash_in", "client_id": "c1", "amount": "100"}))["state"]
+    idle = first["session"]["inactivity"]
+    assert idle["asking"] is False and idle["locked"] is False
+    assert idle["asks_at"] < idle["locks_at"]
+
+    async def idle_for(minutes: float) -> None:
+        then = timezone.now() - timedelta(minutes=minutes)
+        await db(PlayerSession.objects.update)(opened_at=then)
+        await db(LedgerEntry.objects.update)(created_at=then)
+
+    await idle_for(10.1)
+    asking = (await ask(s, {"type": "state", "client_id": "q1"}))["state"]["session"]
+    assert asking["inactivity"]["asking"] is True and asking["inactivity"]["locked"] is False
+    await idle_for(11.5)
+    locked = (await ask(s, {"type": "state", "client_id": "q2"}))["state"]
+    assert locked["session"]["inactivity"]["locked"] is True
+    assert locked["credits"] == "100.00"  # credits stay
+    await db(writer.open_round)(table)
+    refused = await ask(s, {"type": "place", "client_id": "p1", "box": 1, "amount": "5"})
+    assert code(refused) == "inactivity_locked"
+    # the floor manager's view: the session is marked locked
+    assert await db(PlayerSession.objects.filter(locked_at__isnull=False).count)() == 1
+
+    back = (await ask(s, {"type": "still_here", "client_id": "h1"}))["state"]
+    assert back["session"]["inactivity"]["locked"] is False
+    assert (await ask(s, {"type": "place", "client_id": "p2", "box": 1, "amount": "5"}))["ok"]
+    assert await db(PlayerSession.objects.filter(locked_at__isnull=False).count)() == 0
+    assert await db(kinds)(table) == [
+        "session_started",
+        "inactivity_locked",
+        "inactivity_answered",
+    ]
+    await ask(s, {"type": "clear", "client_id": "p3"})
+    await ask(s, {"type": "cash_out", "client_id": "o1"})
+    nobody = await ask(s, {"type": "still_here", "client_id": "h2"})
+    assert code(nobody) == "no_session"

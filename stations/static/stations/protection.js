@@ -4,8 +4,9 @@
  *
  * The session bar shows, at all times, the session's elapsed time (counted with the
  * server's clock) and its net position; the limits panel shows the player's limits and the
- * jurisdiction's maxima and sets new ones; the reality check, when the state says one is
- * open, covers the page until the player answers it. It draws from the station's state only, which
+ * jurisdiction's maxima and sets new ones; the reality check and the inactivity question,
+ * when the state says one is open, cover the page until the player answers; a break is
+ * taken from here and shown until it ends. It draws from the station's state only, which
  * station.js hands over with a "station:state" event on the station's element, and sends
  * its commands through station.js's socket with a "station:send" event: the server decides
  * every limit, this page only shows what the state says.
@@ -18,7 +19,10 @@ const STOPPED = {
 };
 
 let session = null;
+let onBreak = null;
 let checkTimer = null;
+let idleTimer = null;
+let breakTimer = null;
 let historyWanted = false;
 let clockOffset = 0; // server time - this clock, in ms
 let money = null;
@@ -56,6 +60,7 @@ function onState(event) {
   }
   if (state.server_time) clockOffset = Date.parse(state.server_time) - Date.now();
   session = state.session || null;
+  onBreak = state.break || null;
   render();
   if (historyWanted && !session?.reality_check?.open) {
     historyWanted = false;
@@ -64,6 +69,8 @@ function onState(event) {
 }
 
 function render() {
+  renderBreak();
+  renderInactivity();
   const bar = $("session-bar");
   bar.dataset.open = session ? "true" : "false";
   const net = $("session-net");
@@ -72,7 +79,7 @@ function render() {
     net.textContent = "–";
     net.dataset.sign = "";
     $("session-cash-in").textContent = "–";
-    $("session-stopped").textContent = "";
+    $("session-stopped").textContent = onBreak ? breakText(onBreak) : "";
     $("limits-now").textContent = "Cash in to set limits for the session.";
     renderRealityCheck();
     return;
@@ -93,11 +100,7 @@ function render() {
 function renderRealityCheck() {
   const dialog = $("reality-check");
   const check = session ? session.reality_check : null;
-  clearTimeout(checkTimer);
-  if (check && !check.open) {
-    const wait = Date.parse(check.due_at) - (Date.now() + clockOffset);
-    if (wait >= 0) checkTimer = setTimeout(askState, wait + 250);
-  }
+  checkTimer = askStateAt(checkTimer, check && !check.open ? check.due_at : null);
   const open = Boolean(check?.open);
   const wasOpen = !dialog.hidden;
   dialog.hidden = !open;
@@ -110,6 +113,51 @@ function renderRealityCheck() {
   $("reality-check-staked").textContent = formatMoney(session.staked);
   $("reality-check-won").textContent = formatMoney(session.won);
   if (!wasOpen) dialog.querySelector("button").focus();
+}
+
+// When a moment of the server's clock comes, ask for the state (what the server decides
+// then: a reality check, an inactivity question or lock, the end of a break).
+function askStateAt(timer, when) {
+  clearTimeout(timer);
+  if (!when) return null;
+  const wait = Date.parse(when) - (Date.now() + clockOffset);
+  return wait >= 0 ? setTimeout(askState, wait + 250) : null;
+}
+
+function breakText(taken) {
+  const until = new Date(Date.parse(taken.until) - clockOffset);
+  const shown = until.toLocaleString(undefined, {
+    weekday: "short", hour: "2-digit", minute: "2-digit",
+  });
+  return `On a break until ${shown}: no cash-in and no bet until then.`;
+}
+
+function renderBreak() {
+  breakTimer = askStateAt(breakTimer, onBreak ? onBreak.until : null);
+  root.dataset.onBreak = onBreak ? "true" : "false";
+  $("break-form").querySelector("button").disabled = Boolean(onBreak);
+}
+
+function renderInactivity() {
+  const idle = session ? session.inactivity : null;
+  const dialog = $("inactivity");
+  const next = idle && !idle.asking && !idle.locked ? idle.asks_at : idle?.asking ? idle.locks_at : null;
+  idleTimer = askStateAt(idleTimer, next);
+  const open = Boolean(idle && (idle.asking || idle.locked));
+  const wasOpen = !dialog.hidden;
+  dialog.hidden = !open;
+  if (!open) return;
+  $("inactivity-text").textContent = idle.locked
+    ? "Betting is locked: nobody has played here for a while. Your credits are safe."
+    : "Nobody has played here for a while. Betting locks in a minute unless you answer.";
+  if (!wasOpen) $("still-here").focus();
+}
+
+function onBreakSubmit(event) {
+  event.preventDefault();
+  const minutes = Number($("break-minutes").value);
+  const detail = { type: "take_break", fields: { minutes: minutes } };
+  root.dispatchEvent(new CustomEvent("station:send", { detail: detail }));
 }
 
 function askState() {
@@ -175,6 +223,10 @@ function onSubmit(event) {
 if (root) {
   root.addEventListener("station:state", onState);
   $("limits-form").addEventListener("submit", onSubmit);
+  $("break-form").addEventListener("submit", onBreakSubmit);
+  $("still-here").addEventListener("click", () => {
+    root.dispatchEvent(new CustomEvent("station:send", { detail: { type: "still_here" } }));
+  });
   $("reality-check")
     .querySelectorAll("[data-answer]")
     .forEach((button) => {
