@@ -43,6 +43,7 @@ def main() -> None:
 
 
 def replay_all(timer_ms: int, repeat: int) -> None:
+    from payouts.maingame import abandoned
     from payouts.specials import parse_paytables
     from rounds.engine import EngineError, play_scenario
     from rounds.live_replay import play_live
@@ -65,7 +66,9 @@ def replay_all(timer_ms: int, repeat: int) -> None:
                 continue
             seconds.append(time.perf_counter() - start)
             expected = play_scenario(
-                json.loads(path.read_text(), parse_float=Decimal), parse_paytables
+                json.loads(path.read_text(), parse_float=Decimal),
+                parse_paytables,
+                abandoned.for_scenario,
             )
             if outcome != expected:
                 differ.append(f"{path.stem}: differs from the engine path")

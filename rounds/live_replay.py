@@ -177,7 +177,10 @@ def _set_up(data: dict, scenario: Scenario, timer_ms: int | None) -> tuple[Table
     tag = secrets.token_hex(4)
     seconds = (timer_ms or 15_000) / 1000
     jurisdiction = Jurisdiction.objects.create(
-        code=f"replay-{tag}", name="Scenario replay", max_decision_seconds=max(25, int(seconds))
+        code=f"replay-{tag}",
+        name="Scenario replay",
+        max_decision_seconds=max(25, int(seconds)),
+        abandoned_hands=scenario.abandoned_hands,  # the table's timer plays them so
     )
     table = Table.objects.create(
         name=f"replay-{tag}", jurisdiction=jurisdiction, boxes=scenario.boxes, is_replay=True

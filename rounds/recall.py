@@ -170,6 +170,12 @@ def _replay(round: Round, over: bool):
                 if n.to != "public" and n.message.get("type") == "hand"
             ]
             item = {"seq": row.seq, "at": entry["at"], **row.payload, "hands": hands}
+            # who answered: the player, the timer, or the automatic strategy of an abandoned
+            # hand (payouts/maingame/abandoned.py)
+            if row.kind == RoundEvent.Kind.TIMEOUT:
+                item["by"] = "timer"
+            else:
+                item["by"] = "strategy" if row.payload.get("automatic") else "player"
             (decisions if row.kind == RoundEvent.Kind.DECISION else timeouts).append(item)
 
     def refused(row: RoundEvent, exc: EngineError, fixes: Fixes) -> None:

@@ -42,6 +42,7 @@ from django.db import connection, transaction
 from django.utils import timezone
 
 from payouts import ledger
+from payouts.maingame import abandoned
 from payouts.specials import bonus
 from rounds import receipts, replay, timers
 from rounds.engine import Decision, EngineError, Notice, Timeout
@@ -53,7 +54,7 @@ from rounds.models import ENDED, ENGINE_KINDS, Bet, Hand, Round, RoundEvent
 from rounds.selectors import dealer_outcome_key
 from stations.models import BetSlip, Station
 from tablehub import broadcast, metrics
-from tablehub.models import Table
+from tablehub.models import Jurisdiction, Table
 
 log = logging.getLogger("tablehub.rounds")
 
@@ -485,7 +486,39 @@ def expire(round_id: int, step_key: str) -> list[Notice]:
         with _restored_if_refused(round):
             if round.phase == Round.Phase.BETTING:
                 return _close_bets(round)
-            return _record(round, Timeout())
+            return _timed_out(round)
+
+
+def _timed_out(round: Round) -> list[Notice]:
+    """A step's timeout. Where the jurisdiction has abandoned hands played by basic strategy
+    (payouts/maingame/abandoned.py), each unanswered play decision is the chart's, for the
+    round's rules, logged as an automatic Decision; what is left (insurance, a bonus pick;
+    everything, by default) gets the table's timeout action."""
+    notices: list[Notice] = []
+    chart = _abandoned_hands_chart(round)
+    while chart is not None:
+        engine = _locked_live(round).engine
+        made = [abandoned.automatic_decision(engine, s, chart) for s in engine.prompted_stations]
+        if not any(made):
+            break
+        for decision in made:
+            if decision is not None:
+                notices += _record(round, decision)
+    if _locked_live(round).engine.prompted_stations:
+        notices += _record(round, Timeout())
+    return notices
+
+
+def _abandoned_hands_chart(round: Round) -> abandoned.Chart | None:
+    """The basic-strategy chart of the round's rules when its jurisdiction asks for it and the
+    step is the players' (a par sheet computed once per rule set, then read from its cache;
+    TABLEHUB_WARM_PARSHEETS computes it when a configuration is saved)."""
+    if round.phase != Round.Phase.PLAY:
+        return None
+    rule = Jurisdiction.objects.filter(table__rounds=round).values_list("abandoned_hands")
+    if rule.first() != (abandoned.BASIC_STRATEGY,):
+        return None
+    return abandoned.chart_for(round.config.ruleset())
 
 
 def expire_if_late(round_id: int, at: datetime | None = None) -> list[Notice]:

@@ -131,6 +131,7 @@ class JurisdictionAdmin(SimpleHistoryAdmin):
                     "max_session_minutes",
                     "reality_check_minutes",
                     "idle_minutes",
+                    "abandoned_hands",
                 )
             },
         ),

@@ -116,6 +116,16 @@ class Jurisdiction(models.Model):
         help_text="player protection: a reality check after each such interval of a session, "
         "shown between rounds; empty: off",
     )
+    abandoned_hands = models.CharField(
+        max_length=16,
+        choices=[
+            ("timeout", "the table's timeout action"),
+            ("basic_strategy", "the basic strategy of the table's rules"),
+        ],
+        default="timeout",
+        help_text="player protection: what a station's unanswered play decision gets (basic "
+        "strategy: the main game's par-sheet chart; recall shows such steps as automatic)",
+    )
     idle_minutes = models.PositiveIntegerField(
         null=True,
         blank=True,

@@ -16,7 +16,14 @@ def dump_event(event: Event) -> tuple[str, dict[str, Any]]:
     if isinstance(event, Burn):
         return "burn", {"card": str(event.card)}
     if isinstance(event, Decision):
-        return "decision", {"station": event.station, "action": event.action, "hand": event.hand}
+        decision: dict[str, Any] = {
+            "station": event.station,
+            "action": event.action,
+            "hand": event.hand,
+        }
+        if event.automatic:  # only then: the log of a player's decision is as it always was
+            decision["automatic"] = True
+        return "decision", decision
     if isinstance(event, Timeout):
         return "timeout", {"station": event.station}
     if isinstance(event, BonusAssigned):
@@ -34,7 +41,8 @@ def load_event(kind: str, payload: dict[str, Any]) -> Event:
     if kind == "burn":
         return Burn(parse_card(payload["card"]))
     if kind == "decision":
-        return Decision(payload["station"], payload["action"], payload.get("hand"))
+        automatic = payload.get("automatic") is True
+        return Decision(payload["station"], payload["action"], payload.get("hand"), automatic)
     if kind == "timeout":
         return Timeout(payload.get("station"))
     if kind == "bonus_assigned":

@@ -91,6 +91,9 @@ class Decision:
     station: str
     action: str
     hand: str | None = None  # when given, must be the hand the station is asked about
+    # Made for an abandoned hand by the table's default strategy (the jurisdiction's
+    # abandoned-hands rule), not by the player: recall shows it as automatic.
+    automatic: bool = False
 
 
 @dataclass(frozen=True, slots=True)

@@ -31,8 +31,26 @@ from .specials import SpecialBets
 PaytablesParser = Callable[[object], SpecialBets]
 
 TOP_LEVEL_FIELDS = frozenset(
-    {"rules", "boxes", "limits", "special_bets", "burn", "bonus", "description", "stations", "shoe"}
+    {
+        "rules",
+        "boxes",
+        "limits",
+        "special_bets",
+        "burn",
+        "bonus",
+        "description",
+        "stations",
+        "shoe",
+        "abandoned_hands",
+    }
 )
+# What a question left unanswered gets (a jurisdiction's setting; an extension of the format,
+# docs/scenarios.md): the table's timeout action, or the basic strategy of the rules.
+ABANDONED_HANDS = ("timeout", "basic_strategy")
+# Given the scenario, how its abandoned play decisions are made (None: the timeout action):
+# the engine knows no strategy chart, its caller does (payouts/maingame/abandoned.py).
+Abandoned = Callable[[Round, str], Decision | None]
+AbandonedHands = Callable[["Scenario"], Abandoned | None]
 STATION_FIELDS = frozenset({"credits", "bets", "actions"})
 MAX_BOXES = 9
 
@@ -49,6 +67,7 @@ class Scenario:
     paytables: SpecialBets
     special_limits: tuple[Decimal, Decimal] | None
     bonus: dict[tuple[str, int], Decimal]
+    abandoned_hands: str = "timeout"
 
 
 def parse_scenario(data: object, parse_paytables: PaytablesParser) -> Scenario:
@@ -67,6 +86,11 @@ def parse_scenario(data: object, parse_paytables: PaytablesParser) -> Scenario:
     burn = data.get("burn", 0)
     if isinstance(burn, bool) or not isinstance(burn, int) or burn < 0:
         raise EngineError(f"burn must be a whole number of cards, 0 or more, got {shown(burn)}")
+    abandoned_hands = data.get("abandoned_hands", "timeout")
+    if abandoned_hands not in ABANDONED_HANDS:
+        raise EngineError(
+            f'abandoned_hands must be "timeout" or "basic_strategy", got {shown(abandoned_hands)}'
+        )
 
     stations = data.get("stations")
     if not isinstance(stations, dict) or not stations:
@@ -94,7 +118,17 @@ def parse_scenario(data: object, parse_paytables: PaytablesParser) -> Scenario:
             raise EngineError(f"shoe card {position}: {exc.reason}") from None
     check_copies(shoe, rules.decks)
     return Scenario(
-        rules, boxes, bets, credits, actions, burn, shoe, paytables, limits.get("special"), bonus
+        rules,
+        boxes,
+        bets,
+        credits,
+        actions,
+        burn,
+        shoe,
+        paytables,
+        limits.get("special"),
+        bonus,
+        abandoned_hands,
     )
 
 
@@ -195,11 +229,15 @@ def _parse_box(station: str, key: str, boxes: int) -> int:
     return int(key)
 
 
-def play_scenario(data: object, parse_paytables: PaytablesParser) -> dict[str, Any]:
-    """Play a decoded scenario through the rules engine; return the spec's output object."""
+def play_scenario(
+    data: object, parse_paytables: PaytablesParser, abandoned_hands: AbandonedHands | None = None
+) -> dict[str, Any]:
+    """Play a decoded scenario through the rules engine; return the spec's output object.
+    ``abandoned_hands`` makes the abandoned decisions of a scenario that asks for basic
+    strategy (without it, such a scenario is refused)."""
     scenario = parse_scenario(data, parse_paytables)
     rnd = new_round(scenario)
-    used = drive(scenario, lambda: rnd, rnd.apply)
+    used = drive(scenario, lambda: rnd, rnd.apply, abandoned_by(scenario, abandoned_hands))
     return {
         "dealer": rnd.dealer_outcome(),
         "stations": {
@@ -229,12 +267,29 @@ def new_round(scenario: Scenario) -> Round:
     )
 
 
-def drive(scenario: Scenario, state: Callable[[], Round], apply: Callable[[Event], Any]) -> int:
+def abandoned_by(scenario: Scenario, abandoned_hands: AbandonedHands | None) -> Abandoned | None:
+    """How the scenario's abandoned decisions are made: None for the timeout action."""
+    if scenario.abandoned_hands == "timeout":
+        return None
+    made = abandoned_hands(scenario) if abandoned_hands is not None else None
+    if made is None:
+        raise EngineError(f"abandoned_hands {scenario.abandoned_hands!r} needs its strategy")
+    return made
+
+
+def drive(
+    scenario: Scenario,
+    state: Callable[[], Round],
+    apply: Callable[[Event], Any],
+    abandoned: Abandoned | None = None,
+) -> int:
     """Play the scenario's shoe and answers into a round until it is settled.
 
     ``state()`` gives the round as it is now and ``apply(event)`` applies one event:
     the engine directly here, or the live table's services (every event logged and
-    paid through the ledger). Returns how many shoe cards were used."""
+    paid through the ledger). A question whose station has no answer left gets
+    ``abandoned(round, station)``'s decision when it makes one, else the timeout.
+    Returns how many shoe cards were used."""
     shoe = iter(scenario.shoe)
     used = 0
 
@@ -265,8 +320,11 @@ def drive(scenario: Scenario, state: Callable[[], Round], apply: Callable[[Event
                 apply(Decision(station, "pick_1"))
             continue
         for station in rnd.prompted_stations:
+            automatic = abandoned(rnd, station) if abandoned and not queues[station] else None
             if queues[station]:
                 apply(Decision(station, queues[station].popleft()))
+            elif automatic is not None:
+                apply(automatic)
             else:
                 apply(Timeout(station))
     return used

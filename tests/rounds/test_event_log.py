@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 from django.db.models import Sum
 
+from payouts.maingame import abandoned
 from payouts.models import LedgerEntry
 from payouts.specials import parse_paytables
 from payouts.specials.bonus import fixed_bonus
@@ -63,6 +64,7 @@ def test_golden_round_through_the_services(path):
             scenario,
             lambda: writer.state(round.pk),
             lambda event: writer.record(round.pk, event),
+            abandoned.for_scenario(scenario),  # an abandoned hand: as the table's timer plays it
         )
 
     round.refresh_from_db()

@@ -12,6 +12,7 @@ import pytest
 from channels.layers import channel_layers
 from django.db.models import Sum
 
+from payouts.maingame import abandoned
 from payouts.models import LedgerEntry
 from payouts.specials import parse_paytables
 from rounds.engine import EngineError, play_scenario
@@ -47,7 +48,7 @@ def test_golden_round_replayed_live(live, path):
     outcome = live(data, timer_ms=TIMER_MS)
     assert outcome == json.loads(path.with_suffix(".expected.json").read_text())
     assert outcome == play_scenario(
-        json.loads(path.read_text(), parse_float=Decimal), parse_paytables
+        json.loads(path.read_text(), parse_float=Decimal), parse_paytables, abandoned.for_scenario
     )
     assert_replay_table_stays()
 

@@ -29,6 +29,7 @@ from django.core.management.base import BaseCommand
 from django.db import DatabaseError, connection
 from django.db.migrations.executor import MigrationExecutor
 
+from payouts.maingame import abandoned
 from payouts.specials import parse_paytables
 from rounds.engine import EngineError, play_scenario
 from rounds.engine.scenario import parse_scenario
@@ -59,7 +60,7 @@ class Command(BaseCommand):
         try:
             data = read_scenario(options["file"], sys.stdin)
             if not options["live"]:
-                outcome = play_scenario(data, parse_paytables)
+                outcome = play_scenario(data, parse_paytables, abandoned.for_scenario)
             elif options["url"]:
                 refuse_unmigrated(self.stderr.write)
                 outcome = live_replay().play_live(data, options["url"], options["timer_ms"])
