@@ -842,7 +842,10 @@ class Round:
             self._answer_insurance(seat, hand, action)
         else:
             self._play(seat, hand, action)
-            self._private(seat.station, {"type": "hand", "hand": hand.view()})
+            changed: dict[str, Any] = {"type": "hand", "hand": hand.view()}
+            if event.automatic:  # the station shows the play as made for it
+                changed["automatic"] = action.value
+            self._private(seat.station, changed)
             self._advance_after_answer(seat)
         self._close_step_if_done()
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 from datetime import timedelta
+from decimal import Decimal
 
 import pytest
 from django.core.cache import cache
@@ -14,7 +15,10 @@ from django.utils import timezone
 
 from payouts.models import LedgerEntry
 from rounds import writer
+from rounds.engine import CardDrawn, parse_card
+from stations.commands import place_bets
 from stations.models import PlayerSession, Station
+from stations.services import cash_in
 from tablehub.models import Jurisdiction
 from tests.browser.conftest import button, screenshot
 from tests.helpers import play
@@ -189,3 +193,27 @@ def test_inactivity_locks_betting_and_a_break_cashes_out(server, demo, station_p
     expect(page.locator("#status")).to_contain_text("(on_break)")
     assert in_view(page, "#session-bar"), size
     screenshot(page, f"protection-break-{size}")
+
+
+@pytest.mark.parametrize("size", list(SIZES))
+def test_an_automatic_play_is_shown_on_the_station(server, demo, station_page, size):
+    table = demo.table
+    Jurisdiction.objects.filter(pk=table.jurisdiction_id).update(abandoned_hands="basic_strategy")
+    page = station_page(SIZES[size])
+    credential = demo.station_credentials["s1"]
+    page.goto(f"{server}/tables/{table.pk}/stations/s1/#credential={credential}")
+    expect(page.locator("#connection")).to_have_text("Connected")
+    station = Station.objects.get(table=table, name="s1")
+    cash_in(station, "100", key="start")
+    round = writer.open_round(table)
+    place_bets(station, [(1, "main", Decimal("10"))])
+    writer.close_bets(round.pk)
+    for card in "5H 3C 6D TS".split():  # box 1: 11 against the dealer's 3
+        writer.record(round.pk, CardDrawn(parse_card(card)))
+    round.refresh_from_db()
+    writer.expire(round.pk, round.step_key)  # nobody answers: the chart doubles
+    expect(page.locator("#automatic-play")).to_have_text(
+        "Played for you (automatic): Double on box 1."
+    )
+    assert in_view(page, "#automatic-play"), size
+    screenshot(page, f"protection-automatic-{size}")

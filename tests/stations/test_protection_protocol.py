@@ -11,12 +11,14 @@ from decimal import Decimal
 
 import pytest
 from channels.db import database_sync_to_async
+from django.db import connections
 from django.utils import timezone
 
 from payouts import ledger
 from payouts.models import LedgerEntry
 from rounds import writer
 from rounds.engine import CardDrawn, Decision, RuleSet, parse_card
+from rounds.models import Round
 from stations.models import PlayerSession, ProtectionEvent, Station, StationBreak
 from tablehub.models import Jurisdiction, Table, TableConfig
 from tests.helpers import play
@@ -29,6 +31,15 @@ from tests.test_protocol_contract import (
 )
 
 db = database_sync_to_async
+
+
+@pytest.fixture(autouse=True)
+async def _close_the_consumers_connection():
+    """As tests/test_protocol_contract.py does: the consumers' database thread keeps no
+    connection open for the tests that run after these (pytest-django runs the tests
+    without a database last)."""
+    yield
+    await db(connections.close_all)()
 
 
 @pytest.fixture
@@ -424,3 +435,31 @@ async def test_an_idle_station_asks_then_locks_betting_and_keeps_the_credits(tab
     await ask(s, {"type": "cash_out", "client_id": "o1"})
     nobody = await ask(s, {"type": "still_here", "client_id": "h2"})
     assert code(nobody) == "no_session"
+
+
+@pytest.mark.django_db(transaction=True)
+async def test_an_abandoned_hand_played_by_basic_strategy_is_shown_to_the_station(table):
+    await db(Jurisdiction.objects.filter(code="pp").update)(abandoned_hands="basic_strategy")
+    s = await join(table)
+    await ask(s, {"type": "cash_in", "client_id": "c1", "amount": "100"})
+    round = await db(writer.open_round)(table)
+    bets = [{"box": 1, "bet": "main", "amount": "10"}, {"box": 2, "bet": "main", "amount": "10"}]
+    assert (await ask(s, {"type": "place_many", "client_id": "p1", "bets": bets}))["ok"]
+    await db(writer.expire)(round.pk, "betting")
+    left = await db(_deal_until_asked)(round.pk, "5H TC 3C 6D 2D TS 4H 9S 9H".split())
+    await db(_time_out)(round.pk)  # nobody answers: the chart doubles 11 against 3
+    left = await db(_deal_until_asked)(round.pk, left)
+    await db(_time_out)(round.pk)  # and hits 12
+    await db(_deal_until_asked)(round.pk, left)
+    await s.settle()
+    for frame in s.frames:
+        assert_valid(STATION_FRAME, frame)
+    automatic = [(e["hand"]["box"], e["automatic"]) for e in s.events("hand") if "automatic" in e]
+    assert automatic == [(1, "double"), (2, "hit")]
+    state = (await ask(s, {"type": "state", "client_id": "q"}))["state"]
+    assert state["credits"] == "130.00"
+
+
+def _time_out(round_id: int) -> None:
+    step = Round.objects.get(pk=round_id).step_key
+    writer.expire(round_id, step)

@@ -220,8 +220,26 @@ function onSubmit(event) {
   event.target.reset();
 }
 
+const PLAYS = {
+  hit: "Hit", stand: "Stand", double: "Double", double_half: "Double for less",
+  split: "Split", surrender: "Surrender",
+};
+
+// An abandoned hand played for the station by the table's basic strategy (docs/protocol.md,
+// the "hand" event's "automatic"): said in the session bar until the next round.
+function onEvent(event) {
+  if (event.type === "hand" && event.automatic) {
+    const play = PLAYS[event.automatic] || event.automatic;
+    $("automatic-play").textContent =
+      `Played for you (automatic): ${play} on box ${event.hand.box}.`;
+  } else if (event.type === "phase" && event.phase === "betting") {
+    $("automatic-play").textContent = "";
+  }
+}
+
 if (root) {
   root.addEventListener("station:state", onState);
+  root.addEventListener("station:event", (event) => onEvent(event.detail));
   $("limits-form").addEventListener("submit", onSubmit);
   $("break-form").addEventListener("submit", onBreakSubmit);
   $("still-here").addEventListener("click", () => {

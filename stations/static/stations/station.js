@@ -374,6 +374,7 @@ function onEvent(frame) {
   const parts = String(frame.id).split(".").map(Number);
   const round = parts[0];
   const event = frame.event || {};
+  root.dispatchEvent(new CustomEvent("station:event", { detail: event })); // protection.js
   if (event.type === "state" && event.state) {
     applyState(event.state); // this station's new state, after a correction
     return;
