@@ -464,6 +464,20 @@ def cash_in_entry(station: Station, client_key: str) -> int | None:
     return LedgerEntry.objects.filter(key=key).values_list("pk", flat=True).first()
 
 
+def credits_around(station: Station, round: Round) -> tuple[Decimal, Decimal]:
+    """The station's credits before its first entry of ``round`` and after its entries of
+    that round (corrections and a void included): what recall at the station shows."""
+    entries = LedgerEntry.objects.filter(station=station)
+    of_round = entries.filter(round=round)
+    first = of_round.order_by("pk").values_list("pk", flat=True).first()
+    if first is None:
+        credits = balance(station)
+        return credits, credits
+    before = money(entries.filter(pk__lt=first).aggregate(total=Sum("amount"))["total"])
+    played = money(of_round.aggregate(total=Sum("amount"))["total"])
+    return before, money(before + played)
+
+
 def last_entry_at(station: Station) -> datetime | None:
     """When the station's money last moved (a cash-in, a stake, a return): how long it has
     been idle (stations/protection.py)."""

@@ -30,6 +30,7 @@ from rounds.engine.money import check_stake_limits, fmt
 from rounds.models import Round
 from stations import protection
 from stations.models import BetSlip, Station, StationCommand
+from stations.recall import station_recall
 from stations.selectors import (
     dealer_history,
     dealer_stats,
@@ -128,13 +129,13 @@ def _answer(
     station: Station, message: dict[str, Any], at: datetime, client_id: str
 ) -> dict[str, Any]:
     try:
-        _dispatch(station, message, at)
+        more = _dispatch(station, message, at)
     except EngineError as exc:
         return _reply(client_id, exc.at(station.name))
     # A command's reply carries the live state; the table's set-up and the histories, which
     # change only between rounds, come with ``join`` and ``state``.
     full = message.get("type") == "state"
-    return _reply(client_id, None, station_state(station, full=full))
+    return _reply(client_id, None, station_state(station, full=full)) | (more or {})
 
 
 def _reply(client_id: str | None, error: EngineError | None, state: Any = None) -> dict[str, Any]:
@@ -148,12 +149,13 @@ def _reply(client_id: str | None, error: EngineError | None, state: Any = None) 
     return {"type": "reply", "client_id": client_id, "ok": False, "error": refusal}
 
 
-def _dispatch(station: Station, message: dict[str, Any], at: datetime) -> None:
+def _dispatch(station: Station, message: dict[str, Any], at: datetime) -> dict[str, Any] | None:
+    """Apply the message; what its reply carries beside the state (``recall``), if anything."""
     kind = message.get("type")
     handler = HANDLERS.get(kind) if isinstance(kind, str) else None
     if handler is None:
         raise EngineError(f"unknown message type {kind!r}", code="bad_message")
-    handler(station, message, at)
+    return handler(station, message, at)
 
 
 # -- betting ---------------------------------------------------------------------------------
@@ -517,6 +519,12 @@ def _reality_check(station: Station, message: dict[str, Any], at: datetime) -> N
         _cash_out(station, message, at)
 
 
+def _recall(station: Station, message: dict[str, Any], at: datetime) -> dict[str, Any]:
+    """The station's last games (stations/recall.py), as many as its jurisdiction asks."""
+    games = protection.recall_games(station)
+    return {"recall": {"games": station_recall(station, games), "most": games}}
+
+
 def _state(station: Station, message: dict[str, Any], at: datetime) -> None:
     return None
 
@@ -539,6 +547,7 @@ HANDLERS = {
     "reality_check": _reality_check,
     "take_break": _take_break,
     "still_here": _still_here,
+    "recall": _recall,
     "state": _state,
 }
 

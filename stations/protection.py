@@ -114,6 +114,12 @@ class Maxima:
     idle_minutes: int | None
 
 
+def recall_games(station: Station) -> int:
+    """How many of its last games a station recalls: the jurisdiction's number."""
+    games = Jurisdiction.objects.filter(table__stations=station).values_list("recall_games")
+    return (games.first() or (10,))[0]
+
+
 def maxima(station: Station) -> Maxima:
     jurisdiction = Jurisdiction.objects.filter(table__stations=station).values_list(
         "max_stake_per_round", "max_session_minutes", "reality_check_minutes", "idle_minutes"

@@ -132,6 +132,7 @@ class JurisdictionAdmin(SimpleHistoryAdmin):
                     "reality_check_minutes",
                     "idle_minutes",
                     "abandoned_hands",
+                    "recall_games",
                 )
             },
         ),

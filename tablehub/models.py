@@ -116,6 +116,11 @@ class Jurisdiction(models.Model):
         help_text="player protection: a reality check after each such interval of a session, "
         "shown between rounds; empty: off",
     )
+    recall_games = models.PositiveSmallIntegerField(
+        default=10,
+        validators=[MinValueValidator(10), MaxValueValidator(100)],
+        help_text="how many of its last games a station recalls (at least 10)",
+    )
     abandoned_hands = models.CharField(
         max_length=16,
         choices=[

@@ -217,3 +217,32 @@ def test_an_automatic_play_is_shown_on_the_station(server, demo, station_page, s
     )
     assert in_view(page, "#automatic-play"), size
     screenshot(page, f"protection-automatic-{size}")
+
+
+@pytest.mark.parametrize("size", list(SIZES))
+def test_recall_shows_the_last_games_under_the_recall_banner(server, demo, station_page, size):
+    table = demo.table
+    station = Station.objects.get(table=table, name="s1")
+    cash_in(station, "100", key="start")
+    play(table, [(station, 1, "main", "5")], "TS 9H 8D TC", [("s1", "stand")])  # lost
+    play(table, [(station, 1, "main", "10")], "TS 7H 9D TC", [("s1", "stand")])  # won
+    page = station_page(SIZES[size])
+    credential = demo.station_credentials["s1"]
+    page.goto(f"{server}/tables/{table.pk}/stations/s1/#credential={credential}")
+    expect(page.locator("#connection")).to_have_text("Connected")
+    button(page, "Recall last games").click()
+    dialog = page.get_by_role("dialog", name="Your last games")
+    expect(dialog).to_be_visible()
+    expect(page.locator("#recall-banner")).to_have_text(
+        "Recall mode: a record of your last games. No bet can be placed from here."
+    )
+    games = page.locator(".recall-game")
+    expect(games).to_have_count(2)
+    expect(games.nth(0)).to_contain_text("Credits $95.00 → $105.00")
+    expect(games.nth(0)).to_contain_text("Decisions: stand by you")
+    expect(games.nth(1)).to_contain_text("Credits $100.00 → $95.00")
+    expect(button(page, "Close recall")).to_be_focused()
+    assert in_view(page, "#recall-banner"), size
+    screenshot(page, f"protection-recall-{size}")
+    button(page, "Close recall").click()
+    expect(dialog).to_be_hidden()

@@ -20,6 +20,7 @@ from rounds import writer
 from rounds.engine import CardDrawn, Decision, RuleSet, parse_card
 from rounds.models import Round
 from stations.models import PlayerSession, ProtectionEvent, Station, StationBreak
+from stations.services import cash_in
 from tablehub.models import Jurisdiction, Table, TableConfig
 from tests.helpers import play
 from tests.test_protocol_contract import (
@@ -463,3 +464,46 @@ async def test_an_abandoned_hand_played_by_basic_strategy_is_shown_to_the_statio
 def _time_out(round_id: int) -> None:
     step = Round.objects.get(pk=round_id).step_key
     writer.expire(round_id, step)
+
+
+@pytest.mark.django_db(transaction=True)
+async def test_recall_lists_the_stations_own_last_games_from_the_log_and_the_ledger(table):
+    other = Station(table=table, name="s2")
+    await db(other.save)()
+    await db(cash_in)(other, "50", key="start")
+    s = await join(table)
+    await ask(s, {"type": "cash_in", "client_id": "c1", "amount": "100"})
+    station = await db(Station.objects.get)(name="s1")
+    # a round lost (s1 stands on 18 against 19; s2 shares box 1) and a round won
+    await db(play)(
+        table,
+        [(station, 1, "main", "30"), (other, 1, "main", "5")],
+        "TS 9H 8D TC",
+        [("s1", "stand"), ("s2", "stand")],
+    )
+    await db(play)(table, [(station, 1, "main", "10")], "TS 7H 9D TC", [("s1", "stand")])
+    reply = await ask(s, {"type": "recall", "client_id": "r1"})
+    assert reply["ok"] and reply["state"]["credits"] == "80.00"
+    games = reply["recall"]["games"]
+    assert reply["recall"]["most"] == 10
+    assert [g["credits_before"] for g in games] == ["70.00", "100.00"]  # newest first
+    assert [g["credits_after"] for g in games] == ["80.00", "70.00"]
+    won, lost = games
+    assert won["bets"] == [
+        {"box": 1, "bet": "main", "stake": "10.00", "combination": None, "returned": None}
+    ]  # a main bet's return is its hands'
+    assert won["hands"] == [
+        {"box": 1, "cards": ["TS", "9D"], "stake": "10.00", "result": "win", "returned": "20.00"}
+    ]
+    assert [(c["card"], c["to"]) for c in won["cards"]] == [
+        ("TS", "box"),
+        ("7H", "dealer_up"),
+        ("9D", "box"),
+        ("TC", "hole"),
+    ]
+    assert [(st["action"], st["by"]) for st in won["steps"]] == [("stand", "player")]
+    assert won["dealer"]["total"] == 17
+    # only s1's own wagers and steps, never s2's
+    assert [b["stake"] for b in lost["bets"]] == ["30.00"]
+    assert [(st["action"], st["by"]) for st in lost["steps"]] == [("stand", "player")]
+    assert (await ask(s, {"type": "state", "client_id": "q"}))["state"]["credits"] == "80.00"

@@ -237,8 +237,62 @@ function onEvent(event) {
   }
 }
 
+// Game recall (docs/protocol.md, "Recall"): the reply's games, under the recall banner.
+const BY = { player: "you", timer: "the timer", strategy: "automatic (basic strategy)" };
+
+function onReply(detail) {
+  const frame = detail.frame;
+  if (!frame.ok || !frame.recall || detail.command?.type !== "recall") return;
+  const list = $("recall-games");
+  list.textContent = "";
+  if (!frame.recall.games.length) {
+    const empty = document.createElement("li");
+    empty.textContent = "No game to recall yet.";
+    list.append(empty);
+  }
+  for (const game of frame.recall.games) list.append(gameNode(game));
+  $("recall").hidden = false;
+  $("recall-close").focus();
+}
+
+function line(text) {
+  const p = document.createElement("p");
+  p.textContent = text;
+  return p;
+}
+
+function gameNode(game) {
+  const item = document.createElement("li");
+  item.className = "recall-game";
+  const heading = document.createElement("h3");
+  heading.textContent = `Round ${game.round}${game.phase === "void" ? " (void)" : ""}`;
+  item.append(heading);
+  item.append(
+    line(`Credits ${formatMoney(game.credits_before)} → ${formatMoney(game.credits_after)}`)
+  );
+  const bets = game.bets.map((b) => `box ${b.box} ${b.bet} ${formatMoney(b.stake)}`);
+  item.append(line(`Wagers: ${bets.join(", ") || "none"}`));
+  item.append(line(`Cards: ${game.cards.map((c) => c.card).join(" ")}`));
+  const steps = game.steps.map((s) => `${s.action} by ${BY[s.by] || s.by}`);
+  item.append(line(`Decisions: ${steps.join("; ") || "none"}`));
+  const hands = game.hands.map(
+    (h) => `box ${h.box} ${h.cards.join(" ")}: ${h.result || "–"}, ${formatMoney(h.returned)} back`
+  );
+  item.append(line(`Hands: ${hands.join("; ")}`));
+  if (game.dealer) item.append(line(`Dealer: ${game.dealer.cards.join(" ")} (${game.dealer.total})`));
+  return item;
+}
+
 if (root) {
   root.addEventListener("station:state", onState);
+  root.addEventListener("station:reply", (event) => onReply(event.detail));
+  $("recall-button").addEventListener("click", () => {
+    root.dispatchEvent(new CustomEvent("station:send", { detail: { type: "recall" } }));
+  });
+  $("recall-close").addEventListener("click", () => {
+    $("recall").hidden = true;
+    $("recall-button").focus();
+  });
   root.addEventListener("station:event", (event) => onEvent(event.detail));
   $("limits-form").addEventListener("submit", onSubmit);
   $("break-form").addEventListener("submit", onBreakSubmit);

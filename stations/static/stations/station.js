@@ -242,6 +242,7 @@ function onFrame(frame) {
   }
   const command = pending.get(frame.client_id);
   pending.delete(frame.client_id);
+  root.dispatchEvent(new CustomEvent("station:reply", { detail: { command, frame } })); // protection.js
   if (frame.client_id === stateRequest) {
     stateRequest = null;
   }
