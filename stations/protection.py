@@ -33,7 +33,7 @@ from django.utils import timezone
 from payouts import ledger
 from rounds.engine import EngineError
 from rounds.engine.money import fmt
-from rounds.models import Bet, Round
+from rounds.models import Bet, Round, RoundEvent
 from stations.models import PlayerSession, ProtectionEvent, Station, StationBreak
 from tablehub.models import Jurisdiction
 
@@ -410,3 +410,55 @@ def _log(
 ) -> None:
     ProtectionEvent.objects.create(station=station, session=session, kind=kind, detail=detail)
     log.info("station %s: %s %s", station, kind, detail)
+
+
+# -- the floor manager's report ------------------------------------------------------------
+
+REPORTED_EVENTS = 1000  # the report's list of events, newest first; the counts are whole
+
+
+def report(table_id: int, start: datetime, end: datetime) -> dict[str, Any]:
+    """A table's protection events in [start, end) (a shift): reality checks shown and their
+    answers, limits set and reached, breaks, inactivity locks and the hands completed
+    automatically (the rounds' automatic decisions), with the events themselves."""
+    events = ProtectionEvent.objects.filter(station__table_id=table_id, at__gte=start, at__lt=end)
+    kinds: dict[str, int] = {}
+    answers: dict[str, int] = {}
+    reached: dict[str, int] = {}
+    for kind, detail in events.values_list("kind", "detail"):
+        kinds[kind] = kinds.get(kind, 0) + 1
+        if kind == ProtectionEvent.Kind.REALITY_CHECK_ANSWERED:
+            answers[detail["answer"]] = answers.get(detail["answer"], 0) + 1
+        elif kind == ProtectionEvent.Kind.LIMIT_REACHED:
+            reached[detail["code"]] = reached.get(detail["code"], 0) + 1
+    automatic = RoundEvent.objects.filter(
+        round__table_id=table_id,
+        kind=RoundEvent.Kind.DECISION,
+        created_at__gte=start,
+        created_at__lt=end,
+        payload__automatic=True,
+    )
+    K = ProtectionEvent.Kind
+    listed = events.select_related("station").order_by("-pk")[:REPORTED_EVENTS]
+    return {
+        "table": table_id,
+        "start": start.isoformat(),
+        "end": end.isoformat(),
+        "sessions": {
+            "started": kinds.get(K.SESSION_STARTED, 0),
+            "ended": kinds.get(K.SESSION_ENDED, 0),
+        },
+        "reality_checks": {"shown": kinds.get(K.REALITY_CHECK_SHOWN, 0), "answers": answers},
+        "limits": {"set": kinds.get(K.LIMIT_SET, 0), "reached": reached},
+        "breaks": {"started": kinds.get(K.BREAK_STARTED, 0), "ended": kinds.get(K.BREAK_ENDED, 0)},
+        "inactivity": {
+            "locked": kinds.get(K.INACTIVITY_LOCKED, 0),
+            "answered": kinds.get(K.INACTIVITY_ANSWERED, 0),
+        },
+        "automatic_decisions": automatic.count(),
+        "automatic_hands": automatic.values("round_id", "payload__hand").distinct().count(),
+        "events": [
+            {"at": e.at.isoformat(), "station": e.station.name, "kind": e.kind, "detail": e.detail}
+            for e in listed
+        ],
+    }

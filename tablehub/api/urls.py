@@ -32,6 +32,11 @@ urlpatterns = [
         name="api-parsheet-main",
     ),
     path("tables/<int:table_id>/report/", views.TableReport.as_view(), name="api-report"),
+    path(
+        "tables/<int:table_id>/protection/",
+        views.ProtectionReport.as_view(),
+        name="api-protection-report",
+    ),
     path("tables/<int:table_id>/reports/", views.ReportJobs.as_view(), name="api-report-jobs"),
     path("reports/<int:report_id>/", views.ReportJob.as_view(), name="api-report-job"),
     path("rounds/<int:round_id>/", views.RoundRecall.as_view(), name="api-round"),

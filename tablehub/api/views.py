@@ -35,6 +35,7 @@ from payouts.tasks import run_report
 from rounds.engine import EngineError
 from rounds.models import Round
 from rounds.recall import money, recall, station_rounds
+from stations import protection
 from stations.models import Station
 from tablehub import setup
 from tablehub.configuration import save_version
@@ -546,6 +547,27 @@ class TableReport(Base):
         if request.accepted_renderer.format == "csv":
             return _csv_response(report, table, start)
         return Response(report)
+
+
+class ProtectionReport(Base):
+    permission_classes = [needs("tablehub.view_reports")]
+
+    @extend_schema(
+        parameters=[
+            OpenApiParameter("start", OpenApiTypes.DATETIME, required=True),
+            OpenApiParameter("end", OpenApiTypes.DATETIME, required=True),
+        ],
+        responses={200: OpenApiTypes.OBJECT, **ERRORS},
+    )
+    def get(self, request, table_id: int):
+        """A table's player-protection events in [start, end) (stations/protection.py), at
+        most 31 days: reality checks shown and answered, limits set and reached, breaks,
+        inactivity locks, hands completed automatically."""
+        table = get_or_404(Table.objects.all(), table_id, "table")
+        start, end = parse_range(
+            request.query_params.get("start"), request.query_params.get("end"), SYNC_REPORT_DAYS
+        )
+        return Response(protection.report(table.pk, start, end))
 
 
 def _csv_response(report: dict, table: Table, start: datetime) -> Response:

@@ -7,10 +7,12 @@ default the table's timeout action answers, as before. The shoe is the golden ro
 from __future__ import annotations
 
 import json
+from datetime import timedelta
 from decimal import Decimal
 from pathlib import Path
 
 import pytest
+from django.utils import timezone
 
 from payouts import ledger
 from payouts.maingame import abandoned
@@ -19,6 +21,7 @@ from rounds import writer
 from rounds.engine import CardDrawn, EngineError, RuleSet, parse_card, play_scenario
 from rounds.models import Round, RoundEvent
 from rounds.recall import recall
+from stations import protection
 from stations.commands import place_bets
 from stations.models import Station
 from stations.services import cash_in
@@ -74,6 +77,10 @@ def test_basic_strategy_plays_the_abandoned_hands_and_recall_marks_them_automati
         ("double", "strategy"),
         ("hit", "strategy"),
     ]
+    # the floor manager's report counts the hands completed automatically
+    hour = timedelta(hours=1)
+    report = protection.report(table.pk, timezone.now() - hour, timezone.now() + hour)
+    assert report["automatic_hands"] == 2 and report["automatic_decisions"] == 2
     writer.forget_cached_engines()  # the log alone replays to the same round
     assert writer.state(round.pk).settlement("s1")["credits"] == "130.00"
 
