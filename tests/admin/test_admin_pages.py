@@ -46,7 +46,17 @@ def jurisdiction_form(wa, **changes):
         "max_decision_seconds": str(wa.max_decision_seconds),
         "dispute_window_seconds": str(wa.dispute_window_seconds),
         "stale_game_hours": str(wa.stale_game_hours),
+        "abandoned_hands": wa.abandoned_hands,
+        "recall_games": str(wa.recall_games),
     }
+    for optional in (
+        "max_stake_per_round",
+        "max_session_minutes",
+        "reality_check_minutes",
+        "idle_minutes",
+    ):
+        value = getattr(wa, optional)
+        data[optional] = "" if value is None else str(value)
     for flag in ("disputes_allowed", "hit_on_timeout_allowed"):
         if getattr(wa, flag):
             data[flag] = "on"
