@@ -35,6 +35,7 @@ from stations.selectors import (
     last_result,
     player_history,
     table_info,
+    valid_stations,
 )
 from stations.services import cash_in
 from tablehub import broadcast
@@ -52,6 +53,12 @@ BETWEEN_ROUNDS = (
     "dealer_stats",
 )
 PENDING = {"pending": True}
+# The refusal of a message whose station was deactivated or given a new credential after it
+# joined: its consumer closes the socket (tablehub/session_guard.py).
+SESSION_ENDED = "unauthorized"
+REVOKED = EngineError(
+    "the station was deactivated or its credential changed", code=SESSION_ENDED
+)
 
 
 def handle(
@@ -78,10 +85,15 @@ def handle_batch(messages: list[Received]) -> list[dict[str, Any]]:
     # One transaction for the commands, their effects and their stored replies: a process that
     # dies half-way leaves nothing, and the stations' resends run them afresh.
     with writer.holding_the_table(table_ids.pop()):
+        # The session check (tablehub/session_guard.py) of every message, in one query.
+        valid = valid_stations({station.pk: station.credential for station, _m, _at in messages})
         answered = _answered(messages)
         new: dict[tuple[int, str], StationCommand] = {}
         for station, message, at in messages:
             client_id = message.get("client_id")
+            if station.pk not in valid:  # deactivated or its credential changed meanwhile
+                replies.append(_reply(client_id if _is_client_id(client_id) else None, REVOKED))
+                continue
             if not _is_client_id(client_id):
                 error = "client_id must be a string of 1 to 64 characters"
                 replies.append(_reply(None, EngineError(error, station.name, code="bad_message")))

@@ -31,6 +31,13 @@ WIN_CLASSES = ("regular", "nice", "big")
 TIMED_STEPS = {"betting": "betting", "insurance": "insurance", "bonus": "bonus", "decision": "play"}
 
 
+def valid_stations(wanted: dict[int, str]) -> set[int]:
+    """Of ``{station id: credential hash}``, the stations still active with that hash (the
+    session check of tablehub/session_guard.py)."""
+    rows = Station.objects.filter(pk__in=wanted, is_active=True).values_list("pk", "credential")
+    return {pk for pk, credential in rows if wanted[pk] == credential}
+
+
 def table_info(table: Table, config: TableConfig) -> dict[str, Any]:
     """The table's set-up a station draws itself with (the round's configuration when a
     round is shown, else the table's current one)."""

@@ -247,6 +247,8 @@ if REDIS_URL:
         }
     }
     CELERY_BROKER_URL = REDIS_URL
+    # kombu's Redis transport, with its exit on a Redis restart fixed (tablehub/broker.py).
+    CELERY_BROKER_TRANSPORT = "tablehub.broker:Transport"
     CELERY_TASK_ALWAYS_EAGER = False
     # Shared by the server processes: the failed-attempt counts (tablehub/attempts.py).
     CACHES = {
@@ -274,8 +276,11 @@ CELERY_TASK_ACKS_LATE = True
 # jurisdiction's stale_game_hours (rounds/stale.py). Celery beat sends both tasks in
 # production (`celery -A tablehub beat`, one per installation); the embedded server runs
 # them on its own event loop (rounds/recovery.start_sweeps).
-TABLEHUB_SWEEP_SECONDS = float(os.environ.get("TABLEHUB_SWEEP_SECONDS", "10"))
-TABLEHUB_SWEEP_GRACE_SECONDS = float(os.environ.get("TABLEHUB_SWEEP_GRACE_SECONDS", "5"))
+# No single fault may stall a table for more than its step's timer plus 5 seconds (issue
+# 17): a lost timer fires at most grace + interval (3 s) after its deadline. A sweep is
+# one indexed query.
+TABLEHUB_SWEEP_SECONDS = float(os.environ.get("TABLEHUB_SWEEP_SECONDS", "2"))
+TABLEHUB_SWEEP_GRACE_SECONDS = float(os.environ.get("TABLEHUB_SWEEP_GRACE_SECONDS", "1"))
 TABLEHUB_STALE_SWEEP_SECONDS = float(os.environ.get("TABLEHUB_STALE_SWEEP_SECONDS", "600"))
 CELERY_BEAT_SCHEDULE = {
     "sweep-round-timers": {

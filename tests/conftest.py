@@ -7,7 +7,10 @@ if DATABASE_URL (PostgreSQL) or REDIS_URL is unset or unreachable, and a
 service fixture never skips.
 """
 
+import asyncio
 import os
+import signal
+import sys
 
 import psycopg
 import pytest
@@ -51,6 +54,24 @@ def ci_service_problems() -> list[str]:
         finally:
             client.close()
     return problems
+
+
+def _print_the_loops_tasks(signum: int, frame: object) -> None:
+    """``kill -USR1 <pytest pid>``: print the tasks of the event loop running in the main
+    thread and where each waits (to find what a hung test or teardown waits for)."""
+    loop = asyncio.events._get_running_loop()
+    if loop is None:
+        print("no event loop is running in the main thread", file=sys.stderr)
+        return
+    for task in asyncio.all_tasks(loop):
+        print(f"--- {task!r}", file=sys.stderr)
+        task.print_stack(file=sys.stderr)
+    sys.stderr.flush()
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    if hasattr(signal, "SIGUSR1"):
+        signal.signal(signal.SIGUSR1, _print_the_loops_tasks)
 
 
 def pytest_sessionstart(session: pytest.Session) -> None:
