@@ -661,6 +661,40 @@ def test_a_timer_held_by_a_killed_worker_still_fires(transactional_db, own_redis
 
 
 @pytest.mark.services
+def test_a_killed_workers_timer_holds_its_step_up_at_most_5_seconds(
+    transactional_db, own_redis, tmp_path
+):
+    """Liveness (issue 17): the worker holding the betting timer is killed and its
+    supervisor starts another at once, beat running as in production: bets close no later
+    than 5 seconds after their deadline."""
+    env = server_env(own_redis.url)
+    table = make_table({"betting": 6, "decision": 10})
+    table.is_open = False  # nobody but this test opens a round
+    table.save()
+    r = own_redis.client()
+    processes = [worker(env), beat(env, tmp_path)]
+    try:
+        wait_for(lambda: r.exists("_kombu.binding.celery"), what="the first worker")
+        django_shell(
+            env,
+            f"from rounds import writer; from tablehub.models import Table; "
+            f"writer.open_round(Table.objects.get(pk={table.pk}))",
+        )
+        round = table.rounds.get()
+        deadline = round.deadline
+        place_bets(table.stations.get(name="s1"), [(1, "main", D("10"))])
+        wait_for(lambda: r.hlen("unacked") >= 1, what="the worker holding the betting timer")
+        processes[0].send_signal(signal.SIGKILL)
+        processes[0].wait(timeout=10)
+        processes.append(worker(env))  # the supervisor's restart
+        wait_for(lambda: phase_of(round) == "deal", limit=20, what="the sweep closing bets")
+        closed = RoundEvent.objects.get(round=round, kind="bets_closed")
+        assert closed.created_at - deadline <= timedelta(seconds=5)
+    finally:
+        stop_all(processes)
+
+
+@pytest.mark.services
 def test_the_table_carries_on_after_redis_restarts_empty(transactional_db, own_redis, tmp_path):
     env = server_env(own_redis.url)
     table = make_table({"betting": 4, "decision": 6})
