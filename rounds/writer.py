@@ -172,6 +172,9 @@ class _HeldRound(threading.local):
 
     table_id: int | None = None
     round: Round | None = None
+    # The held round's bets by station, read once for the batch's replies (``station_bets``)
+    # and kept up to date by the writer's own changes of them.
+    bets: dict[int, list[Bet]] | None = None
 
 
 _HELD = _HeldRound()
@@ -199,7 +202,7 @@ def holding_the_table(table_id: int) -> Iterator[Round | None]:
         try:
             yield round
         finally:
-            _HELD.table_id = _HELD.round = None
+            _HELD.table_id = _HELD.round = _HELD.bets = None
 
 
 def current_round(table_id: int) -> Round | None:
@@ -209,6 +212,19 @@ def current_round(table_id: int) -> Round | None:
         held = _HELD.round
         return held if held is not None and held.phase not in ENDED else None
     return Round.objects.filter(table_id=table_id).exclude(phase__in=ENDED).order_by("-pk").first()
+
+
+def station_bets(round: Round, station_id: int) -> list[Bet]:
+    """The station's bets on the round, by box. Inside a batch, the held round's bets of
+    every station are read once (a reply per message would read them again each time)."""
+    if _held(round.pk) is None:
+        return list(round.bets.filter(station_id=station_id).order_by("box", "pk"))
+    if _HELD.bets is None:
+        by_station: dict[int, list[Bet]] = {}
+        for bet in round.bets.order_by("box", "pk"):
+            by_station.setdefault(bet.station_id, []).append(bet)
+        _HELD.bets = by_station
+    return _HELD.bets.get(station_id, [])
 
 
 def _held(round_id: int) -> Round | None:
@@ -312,10 +328,12 @@ def set_bets(round: Round, station: Station, stakes: Mapping[tuple[int, str], De
     """The station's bets on the round (locked by ``lock_for_betting``) become ``stakes``,
     (box, bet code) -> stake; the station's checks (stations/commands.py) come first."""
     round.bets.filter(station=station).delete()
-    Bet.objects.bulk_create(
+    bets = Bet.objects.bulk_create(
         Bet(round=round, station=station, box=box, code=code, stake=stake)
         for (box, code), stake in stakes.items()
     )
+    if _HELD.bets is not None and _held(round.pk) is not None:
+        _HELD.bets[station.pk] = sorted(bets, key=lambda bet: bet.box)  # stable: pk order
 
 
 def close_bets(round_id: int) -> list[Notice]:
@@ -384,6 +402,9 @@ def _refuse_uncovered_bets(
         )
     if refused:
         round.bets.filter(station_id__in=refused).delete()
+        if _HELD.bets is not None and _held(round.pk) is not None:
+            for station_id in refused:
+                _HELD.bets.pop(station_id, None)
         BetSlip.objects.filter(round=round, station_id__in=refused).delete()
     return refused
 

@@ -528,7 +528,7 @@ def station_state(station: Station, full: bool = True) -> dict[str, Any]:
     }
     state["bets"] = [
         {"box": b.box, "bet": b.code, "stake": fmt(b.stake)}
-        for b in round.bets.filter(station=station).order_by("box", "pk")
+        for b in writer.station_bets(round, station.pk)
     ]
     cards = 0
     if writer.bets_closed(round):  # the engine knows the round
