@@ -8,9 +8,11 @@ service fixture never skips.
 """
 
 import asyncio
+import io
 import os
 import signal
 import sys
+import warnings
 
 import psycopg
 import pytest
@@ -67,6 +69,30 @@ def _print_the_loops_tasks(signum: int, frame: object) -> None:
         print(f"--- {task!r}", file=sys.stderr)
         task.print_stack(file=sys.stderr)
     sys.stderr.flush()
+
+
+@pytest.fixture(autouse=True)
+async def _no_task_outlives_its_test():
+    """Cancel the tasks a test leaves on its event loop (a hub's listener, a batch writer)
+    and wait for them, at most 10 s. A task that does not end when cancelled would hang the
+    loop's close for ever (seen twice on the Redis layer, never reproduced alone): it is
+    named with its stack in a warning and left out of the close, so the run goes on and
+    says what to fix."""
+    yield
+    current = asyncio.current_task()
+    left = [task for task in asyncio.all_tasks() if task is not current and not task.done()]
+    for task in left:
+        task.cancel()
+    if not left:
+        return
+    _done, stuck = await asyncio.wait(left, timeout=10)
+    for task in stuck:
+        stack = io.StringIO()
+        task.print_stack(file=stack)
+        warnings.warn(
+            f"a task did not end when cancelled: {task!r}\n{stack.getvalue()}", stacklevel=1
+        )
+        asyncio.tasks._all_tasks.discard(task)
 
 
 def pytest_configure(config: pytest.Config) -> None:
