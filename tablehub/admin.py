@@ -585,7 +585,16 @@ class ShoeAdmin(admin.ModelAdmin):
     list_filter = ("table",)
     # The virtual shoe's order is never shown, and the counts of the cards drawn leave out
     # the hole card while it is face down (croupier.services.drawn_shown).
-    fields = ("table", "decks", "started_at", "closed_at", "cards_drawn", "reader_seq", "counts")
+    fields = (
+        "table",
+        "decks",
+        "started_at",
+        "closed_at",
+        "cards_drawn",
+        "reader_seq",
+        "counts",
+        "reconciled",
+    )
     readonly_fields = fields
 
     def lookup_allowed(self, lookup, value, request=None) -> bool:
@@ -598,6 +607,19 @@ class ShoeAdmin(admin.ModelAdmin):
     def counts(self, obj: Shoe) -> str:
         shown = drawn_shown(obj)
         return ", ".join(f"{card}: {n}" for card, n in shown.items()) or "-"
+
+    @admin.display(description="reconciliation")
+    def reconciled(self, obj: Shoe) -> str:
+        # Stored when the shoe ended (croupier/conservation.py): no card is face down then.
+        if obj.reconciliation is None:
+            return "- (the shoe has not ended)"
+        r = obj.reconciliation
+        verdict = "conserved" if r["conserved"] else "NOT conserved"
+        return (
+            f"{verdict}: {r['cards_dealt']} dealt, {r['cards_discarded']} discarded, "
+            f"reader count {r['reader_count']}, over the decks: {', '.join(r['over']) or 'none'}, "
+            f"supervisor alerts: {r['alerts']}"
+        )
 
     def has_add_permission(self, request) -> bool:
         return False

@@ -285,6 +285,11 @@ class Shoe(models.Model):
         blank=True,
         help_text="copies of each card drawn from this shoe so far (a shoe with a cut card)",
     )
+    reconciliation = models.JSONField(
+        null=True,
+        blank=True,
+        help_text="every card dealt from it, reconciled when it ended (croupier/conservation.py)",
+    )
 
     def __str__(self) -> str:
         return f"{self.table} shoe {self.pk}"
