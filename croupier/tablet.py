@@ -33,7 +33,7 @@ from croupier.tablet_state import croupier_state, current_round
 from rounds import corrections, disputes, voids, writer
 from rounds.engine import EngineError, Notice, parse_card
 from rounds.models import IN_PLAY, Round, RoundEvent
-from tablehub import broadcast
+from tablehub import broadcast, program
 from tablehub.auth import authenticate_from_scope
 from tablehub.models import Shoe, Table
 from tablehub.roles import APPROVER_ROLES, has_role
@@ -52,6 +52,7 @@ def open_table(table: Table) -> Round:
     with transaction.atomic():
         table = Table.objects.select_for_update().get(pk=table.pk)
         if not table.is_open:
+            program.refuse_if_unverified(table)  # the jurisdiction may require it
             table.is_open = True
             table.save(update_fields=["is_open"])
         round = current_round(table)

@@ -31,7 +31,8 @@ from payouts.specials.defaults import default_paytable_rows as default_paytables
 from rounds.engine import RuleSet
 from rounds.engine.rules import AUTO_STAND, BLACKJACK_PAYS, DOUBLE_ON, TIMEOUT_ACTIONS
 from tablehub.configuration import check_config, check_tables_under, save_version
-from tablehub.models import Jurisdiction, Report, Shoe, Table, TableConfig
+from tablehub.models import InstallCheck, Jurisdiction, Report, Shoe, Table, TableConfig
+from tablehub.program import check_lines
 
 # --- jurisdictions ------------------------------------------------------------------------
 
@@ -641,4 +642,36 @@ class ReportAdmin(admin.ModelAdmin):
         return False
 
     def has_change_permission(self, request, obj=None) -> bool:
+        return False
+
+
+@admin.register(InstallCheck)
+class InstallCheckAdmin(admin.ModelAdmin):
+    """Program authentication's results, newest first (tablehub/program.py): read only."""
+
+    list_display = ("checked_at", "ok", "files", "manifest_sha256", "found")
+    list_filter = ("ok",)
+    fields = (
+        "checked_at",
+        "ok",
+        "files",
+        "manifest_sha256",
+        "changed",
+        "missing",
+        "extra",
+        "error",
+    )
+    readonly_fields = fields
+
+    @admin.display(description="found")
+    def found(self, obj: InstallCheck) -> str:
+        return "; ".join(check_lines(obj)) or "every file verifies"
+
+    def has_add_permission(self, request) -> bool:
+        return False
+
+    def has_change_permission(self, request, obj=None) -> bool:
+        return False
+
+    def has_delete_permission(self, request, obj=None) -> bool:
         return False
