@@ -21,6 +21,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from croupier import virtual_shoe
+from croupier.conservation import CardCountExceeded, raise_alert, reconcile
 from croupier.services import (
     apply_passed_deadline,
     check_shoe_copies,
@@ -32,7 +33,7 @@ from croupier.tablet_state import croupier_state, current_round
 from rounds import corrections, disputes, voids, writer
 from rounds.engine import EngineError, Notice, parse_card
 from rounds.models import IN_PLAY, Round, RoundEvent
-from tablehub import broadcast
+from tablehub import broadcast, program
 from tablehub.auth import authenticate_from_scope
 from tablehub.models import Shoe, Table
 from tablehub.roles import APPROVER_ROLES, has_role
@@ -51,6 +52,7 @@ def open_table(table: Table) -> Round:
     with transaction.atomic():
         table = Table.objects.select_for_update().get(pk=table.pk)
         if not table.is_open:
+            program.refuse_if_unverified(table)  # the jurisdiction may require it
             table.is_open = True
             table.save(update_fields=["is_open"])
         round = current_round(table)
@@ -104,9 +106,13 @@ def manual_card(table: Table, card: str, burn: bool = False) -> dict[str, Any]:
     """A card entered by hand when the reader fails: a scan with the shoe's next sequence
     number, accepted or refused exactly as the reader's would be."""
     apply_passed_deadline(table)
-    with transaction.atomic():
-        shoe = Shoe.objects.select_for_update().get(pk=current_shoe(table).pk)
-        result = scan(table, shoe.reader_seq + 1, card, burn=burn)
+    try:
+        with transaction.atomic():
+            shoe = Shoe.objects.select_for_update().get(pk=current_shoe(table).pk)
+            result = scan(table, shoe.reader_seq + 1, card, burn=burn)
+    except CardCountExceeded as refusal:
+        raise_alert(refusal)  # the scan is undone; the alert is kept
+        raise
     log.info("table %s: card %s entered by hand", table.pk, result["seq"])
     return result
 
@@ -121,7 +127,18 @@ def new_shoe(table: Table) -> Shoe:
                 "a round is being dealt: finish it (or void it) before a new shoe",
                 code="round_in_play",
             )
-        table.shoes.filter(closed_at__isnull=True).update(closed_at=timezone.now())
+        for ended in table.shoes.filter(closed_at__isnull=True):
+            # Every card dealt from it, reconciled and kept with it (croupier/conservation.py).
+            ended.reconciliation = reconcile(ended)
+            ended.closed_at = timezone.now()
+            ended.save(update_fields=["reconciliation", "closed_at"])
+            if not ended.reconciliation["conserved"]:
+                log.warning(
+                    "table %s shoe %s ended unreconciled: %s",
+                    table.pk,
+                    ended.pk,
+                    ended.reconciliation,
+                )
         config = table.current_config()
         assert config is not None  # a table without a configuration cannot be dealt to
         shoe = Shoe.objects.create(table=table, decks=config.ruleset().decks)

@@ -44,8 +44,10 @@ from typing import TYPE_CHECKING, Any
 from django.conf import settings
 from django.db import IntegrityError, connection, transaction
 from django.db.models import Sum
+from django.utils import timezone
 
 from payouts.models import LedgerEntry
+from rounds import chain
 from rounds.engine import EngineError
 from stations.models import Station
 
@@ -167,8 +169,15 @@ def lock_credits(stations: Iterable[Station | int]) -> dict[int, Decimal]:
 def lock_stations(stations: Iterable[Station | int]) -> list[int]:
     """``lock_credits`` without reading them (the caller reads them next, under the locks);
     the stations' ids, in the order they were locked."""
+    stations = list(stations)
     ids = sorted({s if isinstance(s, int) else s.pk for s in stations})
     if ids:
+        # The chain heads of their tables first: a transaction that holds a station's lock
+        # never waits for a chain head (rounds/chain.py, the lock order).
+        tables = {s.table_id for s in stations if not isinstance(s, int)}
+        if any(isinstance(s, int) for s in stations):
+            tables |= set(Station.objects.filter(pk__in=ids).values_list("table_id", flat=True))
+        chain.lock_heads(tables)
         locked = Station.objects.select_for_update().filter(pk__in=ids).order_by("pk")
         list(locked.values_list("pk"))
     return ids
@@ -185,15 +194,35 @@ def post(station: Station, round: Round | None, kind: str, amount: Decimal, key:
 def _post(round: Round | None, movements: Iterable[tuple[Station, str, Decimal, Key]]) -> int:
     """Several movements of one round in one insert; a movement of 0.00 moves nothing."""
     entries = []
+    at = timezone.now()
     for station, kind, amount, key in movements:
         if not amount:
             continue
         text = key.text()
+        # Both sides in the chain of the station's table (rounds/chain.py).
+        table = station.table_id
         entries += [
-            LedgerEntry(station=station, round=round, kind=kind, amount=amount, key=text),
-            LedgerEntry(station=None, round=round, kind=kind, amount=-amount, key=text + HOUSE),
+            LedgerEntry(
+                station=station,
+                round=round,
+                kind=kind,
+                amount=amount,
+                key=text,
+                table_id=table,
+                created_at=at,
+            ),
+            LedgerEntry(
+                station=None,
+                round=round,
+                kind=kind,
+                amount=-amount,
+                key=text + HOUSE,
+                table_id=table,
+                created_at=at,
+            ),
         ]
     if entries:
+        chain.link_entries(entries)  # linked in this transaction, in this order
         LedgerEntry.objects.bulk_create(entries)
     return len(entries) // 2
 

@@ -43,7 +43,7 @@ from django.utils import timezone
 
 from payouts import ledger
 from payouts.specials import bonus
-from rounds import receipts, replay, timers
+from rounds import chain, receipts, replay, timers
 from rounds.engine import Decision, EngineError, Notice, Timeout
 from rounds.engine import Round as Engine
 from rounds.engine.codec import dump_event
@@ -766,7 +766,12 @@ def _append(round: Round, kind: str, payload: dict[str, Any]) -> RoundEvent:
     held = _held(round.pk)
     assert held is None or held is round, "a batch's round written through another copy"
     round.last_seq += 1
-    return RoundEvent.objects.create(round=round, seq=round.last_seq, kind=kind, payload=payload)
+    row = RoundEvent(
+        round=round, seq=round.last_seq, kind=kind, payload=payload, created_at=timezone.now()
+    )
+    chain.link_events(round.table_id, [row])  # its link in the table's chain, same transaction
+    row.save(force_insert=True)
+    return row
 
 
 def _write(round: Round, live: Live, station: str | None = None) -> None:

@@ -282,6 +282,14 @@ CELERY_TASK_ACKS_LATE = True
 TABLEHUB_SWEEP_SECONDS = float(os.environ.get("TABLEHUB_SWEEP_SECONDS", "2"))
 TABLEHUB_SWEEP_GRACE_SECONDS = float(os.environ.get("TABLEHUB_SWEEP_GRACE_SECONDS", "1"))
 TABLEHUB_STALE_SWEEP_SECONDS = float(os.environ.get("TABLEHUB_STALE_SWEEP_SECONDS", "600"))
+# Program authentication (tablehub/program.py, docs/integrity.md): the manifest of the
+# installed files (manage.py make_manifest), checked at start-up (when the setting is on: by
+# default unless DEBUG) and every TABLEHUB_VERIFY_INSTALL_SECONDS by Celery beat.
+TABLEHUB_MANIFEST = os.environ.get("TABLEHUB_MANIFEST", str(BASE_DIR / "MANIFEST.sha256"))
+TABLEHUB_VERIFY_INSTALL_AT_START = env_bool("TABLEHUB_VERIFY_INSTALL_AT_START", not DEBUG)
+TABLEHUB_VERIFY_INSTALL_SECONDS = float(
+    os.environ.get("TABLEHUB_VERIFY_INSTALL_SECONDS", str(24 * 3600))
+)
 CELERY_BEAT_SCHEDULE = {
     "sweep-round-timers": {
         "task": "rounds.tasks.sweep_timers",
@@ -293,6 +301,11 @@ CELERY_BEAT_SCHEDULE = {
         "task": "rounds.tasks.void_stale_games",
         "schedule": TABLEHUB_STALE_SWEEP_SECONDS,
         "options": {"expires": TABLEHUB_STALE_SWEEP_SECONDS},
+    },
+    "verify-install": {
+        "task": "tablehub.tasks.verify_install",
+        "schedule": TABLEHUB_VERIFY_INSTALL_SECONDS,
+        "options": {"expires": TABLEHUB_VERIFY_INSTALL_SECONDS},
     },
 }
 

@@ -9,6 +9,8 @@ from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET
 from django.views.defaults import page_not_found
 
+from tablehub import program
+
 logger = logging.getLogger("tablehub")
 
 
@@ -17,10 +19,11 @@ logger = logging.getLogger("tablehub")
 def health(request: HttpRequest) -> JsonResponse:
     """Report the database vendor and channel layer after a trivial DB query.
 
-    Answers 200 when the database answers, 503 with an ``error`` field when not.
+    Answers 200 when the database answers, 503 with an ``error`` field when not. ``install``
+    is the last program authentication (tablehub/program.py; null: none has run).
     """
     layer = get_channel_layer()
-    body = {
+    body: dict[str, object] = {
         "status": "ok",
         "database": connection.vendor,
         "channel_layer": type(layer).__name__ if layer is not None else None,
@@ -33,6 +36,7 @@ def health(request: HttpRequest) -> JsonResponse:
         logger.exception("health check: database query failed")
         body.update(status="error", error=f"database: {type(exc).__name__}")
         return JsonResponse(body, status=503)
+    body["install"] = program.as_data(program.last_check())
     return JsonResponse(body)
 
 

@@ -89,6 +89,8 @@ function onFrame(frame) {
   } else if (frame.type === "reader_error") {
     showReaderError(frame);
     refreshSoon();
+  } else if (frame.type === "supervisor_alert") {
+    status(`Supervisor alert ${frame.alert}: ${frame.message}`);
   } else if (frame.type === "event" || frame.type === "changed") {
     const event = frame.type === "event" ? frame.event || {} : {};
     if (event.type === "void") {
