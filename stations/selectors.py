@@ -99,14 +99,15 @@ def _decimal(value: Any) -> Decimal | None:
 def player_history(station: Station, limit: int = HISTORY) -> list[dict[str, Any]]:
     """The station's last ``limit`` settled rounds with a bet, newest first: every stake the
     round took (bets, doubles, splits, insurance) and everything it paid back."""
-    round_ids = list(
+    numbers = dict(
         Round.objects.filter(
             table_id=station.table_id, phase=Round.Phase.SETTLED, bets__station=station
         )
         .order_by("-pk")
-        .values_list("pk", flat=True)
+        .values_list("pk", "number")
         .distinct()[:limit]
     )
+    round_ids = list(numbers)  # newest first: a dict keeps the query's order
     staked: dict[int, Decimal] = defaultdict(lambda: ZERO)
     returned: dict[int, Decimal] = defaultdict(lambda: ZERO)
     rows = (
@@ -122,6 +123,7 @@ def player_history(station: Station, limit: int = HISTORY) -> list[dict[str, Any
     return [
         {
             "round": pk,
+            "number": numbers[pk],
             "staked": fmt(staked[pk]),
             "returned": fmt(returned[pk]),
             "net": fmt(returned[pk] - staked[pk]),
@@ -174,7 +176,7 @@ def dealer_history(table: Table, limit: int = HISTORY) -> list[dict[str, Any]]:
             outcome["blackjack"] = dealer["blackjack"]
             if key:
                 fresh[key] = outcome
-        history.append({"round": round.pk, **outcome})
+        history.append({"round": round.pk, "number": round.number, **outcome})
     if fresh:
         cache.set_many(fresh, timeout=None)
     return history

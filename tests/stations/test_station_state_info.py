@@ -144,10 +144,10 @@ def test_last_bet_and_win_to_the_cent_after_played_rounds(table):
     )
     assert state["win"] == "regular"  # 13.75 / 5.50 = 2.5
     assert state["player_history"] == [
-        {"round": round.pk, "staked": "5.50", "returned": "13.75", "net": "8.25"}
+        {"round": round.pk, "number": 1, "staked": "5.50", "returned": "13.75", "net": "8.25"}
     ]
     assert state["dealer_history"] == [
-        {"round": round.pk, "total": 13, "bust": False, "blackjack": False}
+        {"round": round.pk, "number": 1, "total": 13, "bust": False, "blackjack": False}
     ]
 
     # A double: both stakes are the round's bet. 11 doubled to 21 against the dealer's 18.
