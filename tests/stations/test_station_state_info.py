@@ -174,6 +174,7 @@ def test_last_bet_and_win_to_the_cent_after_played_rounds(table):
     assert (state["last_bet"], state["last_win"], state["win"]) == ("12.00", "18.00", "regular")
     assert state["player_history"][0] == {
         "round": lost.pk,
+        "number": lost.number,
         "staked": "12.00",
         "returned": "18.00",
         "net": "6.00",
@@ -182,6 +183,7 @@ def test_last_bet_and_win_to_the_cent_after_played_rounds(table):
     assert state["credits"] == "1028.75"
     assert state["dealer_history"][0] == {
         "round": lost.pk,
+        "number": lost.number,
         "total": 19,
         "bust": False,
         "blackjack": False,
@@ -316,6 +318,7 @@ def test_the_state_in_play_never_carries_the_hole_card(table):
     )
     assert state["dealer_history"][0] == {
         "round": round.pk,
+        "number": round.number,
         "total": 17,
         "bust": False,
         "blackjack": False,
