@@ -142,6 +142,8 @@ def test_the_station_fits_each_screen_and_keeps_the_question_in_view(
     button(page, "$5").click()
     page.get_by_role("button", name="Box 3 main bet").click()
     expect(page.get_by_role("button", name="Box 3 main bet, $5.00 staked")).to_be_visible()
+    page.get_by_role("button", name="Box 3 pair").click()  # 9 7: no pair, it loses
+    expect(page.get_by_role("button", name="Box 3 pair, $5.00 staked")).to_be_visible()
     writer.close_bets(table.rounds.get().pk)
     deal(table, "9S", "6C", "7H", "QH")  # box 3: 9 7 (16) against a 6 up
 
@@ -162,7 +164,16 @@ def test_the_station_fits_each_screen_and_keeps_the_question_in_view(
     expect(page.locator("#phase")).to_have_text("Dealer's turn")  # the stand is in
     deal(table, "TD")  # the dealer: 6 Q T, bust
     expect(hand).to_contain_text("Win · returned $10.00", timeout=10_000)
+    pair = page.locator(".spot-result").filter(has_text="Lost")
+    expect(pair).to_have_count(1)
     assert sideways(page) <= 0 and serious_violations(page) == []
+
+    # Results stay: the next round's bets open, the last round's results are still shown.
+    writer.open_round(table)
+    expect(page.locator("#round-number")).to_have_text("Round 2", timeout=10_000)
+    expect(page.locator("#round-caption")).to_have_text("Last round")
+    expect(hand).to_contain_text("Win · returned $10.00")
+    expect(pair).to_have_count(1)
     keep(page, f"station-{layout}-result")
 
 

@@ -732,10 +732,13 @@ function buildBox(box, info) {
   });
   const betAll = el("button", { type: "button", className: "box-action", text: "Bet all" });
   betAll.setAttribute("aria-label", `Bet all on box ${box}`);
+  betAll.title = "Puts a chip of the chosen value on the main bet and on every special bet " +
+    "of this box; press again to add as much again.";
   betAll.addEventListener("click", () => {
     if (selectedChip) send("bet_all", { box: box, amount: selectedChip });
   });
   const letItPlay = el("button", { type: "button", className: "box-action", text: "Let it play" });
+  letItPlay.title = "Bets what this box won last round on its main bet.";
   letItPlay.setAttribute("aria-label", `Let it play on box ${box}`);
   letItPlay.addEventListener("click", () => {
     send("let_it_play", { box: box });
@@ -882,7 +885,10 @@ function renderSpots() {
   (state.bets || []).forEach((bet) => {
     stakes[`${bet.box}:${bet.bet}`] = bet.stake;
   });
-  const roundId = state.round ? state.round.id : null;
+  // Special bets' results stay on their spots while their round is on screen: until the
+  // next round's cards, even once its bets are open.
+  const shown = shownView();
+  const roundId = shown ? shown.view.round.id : state.round ? state.round.id : null;
   Object.keys(spots).forEach((key) => {
     const spot = spots[key];
     const stake = stakes[key];
@@ -890,7 +896,7 @@ function renderSpots() {
     spot.button.classList.toggle("has-stake", Boolean(stake));
     const returned = specialResults[`${roundId}:${key}`];
     spot.result.textContent =
-      spot.code !== "main" && stake && returned !== undefined
+      spot.code !== "main" && returned !== undefined
         ? Number(returned) > 0 ? `Returned ${formatMoney(returned)}` : "Lost"
         : "";
     let label = `Box ${spot.box} ${betName(spot.code).toLowerCase()}`;
