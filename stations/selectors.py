@@ -16,6 +16,7 @@ from django.core.cache import cache
 from django.db.models import Sum
 
 from payouts.models import LedgerEntry
+from payouts.rtp import special_sheet
 from rounds import writer
 from rounds.engine import EngineError
 from rounds.engine.money import ZERO, fmt
@@ -52,7 +53,23 @@ def table_info(table: Table, config: TableConfig) -> dict[str, Any]:
         "timers": {name: writer.timer_seconds(probe, phase) for name, phase in TIMED_STEPS.items()},
         "rules": config.ruleset().to_dict(),
         "paytables": paytables_shown(config),
+        "rtp": returns_to_player(config),
     }
+
+
+def returns_to_player(config: TableConfig) -> dict[str, str]:
+    """Each offered special bet's return to player under this configuration (its exact par
+    sheet, payouts/rtp.py, cached), a fraction with four places ("0.9538"); a bet whose
+    sheet cannot be made is left out."""
+    rules = config.ruleset()
+    shown = {}
+    for code in config.offered_special_bets():
+        try:
+            sheet = special_sheet(code, config.special_bets[code], rules)
+        except EngineError:
+            continue
+        shown[code] = f"{sheet['rtp']:.4f}"
+    return shown
 
 
 def paytables_shown(config: TableConfig) -> dict[str, dict[str, Any]]:

@@ -122,6 +122,9 @@ def test_info_describes_the_table(table):
         # the rules and paytables a station explains the game with (not only the floor's API)
         "rules": RuleSet(decks=6).to_dict(),
         "paytables": {"21+3": {"flush": "5"}, "pair": {"suited_pair": "25", "pair": "8"}},
+        # each one's return to player, from its exact par sheet (6 decks): a 21+3 paying only
+        # a flush returns little
+        "rtp": {"21+3": "0.3642", "pair": "0.9389"},
     }
     assert list(state["info"]["paytables"]) == ["21+3", "pair"]  # the catalog's order
     assert state["round"] is None and state["credits"] == "1000.00"

@@ -87,6 +87,11 @@ export function renderRules(container, info, money, betName) {
 
   Object.entries(info.paytables || {}).forEach(([code, table]) => {
     container.append(el("h3", `${betName(code)} pays`));
+    const rtp = info.rtp?.[code];
+    if (rtp) {
+      const percent = (Number(rtp) * 100).toFixed(2);
+      container.append(el("p", `Return to player: ${percent} %`, "note"));
+    }
     const list = el("table", undefined, "paytable");
     const body = el("tbody");
     Object.entries(table).forEach(([combination, pays]) => {
