@@ -4,13 +4,11 @@ credits in the thousands; when a question is open its buttons and the countdown 
 screen without scrolling, beside the hand they decide; every control is a finger's size
 (44 px); the rules and paytables are there at any time; a refused bet says why in a player's
 words; axe-core finds no serious or critical violation, and neither on the croupier tablet.
-Screenshots go to docs/screenshots/ (listed in its README.md).
+Screenshots go to artifacts/screenshots/, and with TABLEHUB_REFRESH_SCREENSHOTS=1 to
+docs/screenshots/ too (listed in its README.md).
 """
 
 from __future__ import annotations
-
-import shutil
-from pathlib import Path
 
 import pytest
 from django.core.cache import cache
@@ -19,7 +17,7 @@ from croupier.services import current_shoe, scan
 from rounds import writer
 from stations.models import Station
 from stations.services import cash_in
-from tests.browser.conftest import button, log_in, screenshot
+from tests.browser.conftest import button, keep, log_in
 
 expect = pytest.importorskip("playwright.sync_api").expect
 Axe = pytest.importorskip("axe_playwright_python.sync_playwright").Axe
@@ -29,7 +27,6 @@ LAYOUTS = {
     "tablet": {"width": 1024, "height": 768},
     "kiosk": {"width": 1920, "height": 1080},
 }
-DOCS = Path(__file__).resolve().parents[2] / "docs" / "screenshots"
 TARGET = 44  # px: a finger's size
 
 
@@ -39,16 +36,6 @@ def _quiet(server, settings):
     cache.clear()
     yield
     cache.clear()
-
-
-def keep(page, name: str, whole: bool = False) -> None:
-    """A screenshot for the docs (and as a test artifact): what is on the screen, or the
-    whole page."""
-    DOCS.mkdir(parents=True, exist_ok=True)
-    if whole:
-        shutil.copy(screenshot(page, name), DOCS / f"{name}.png")
-    else:
-        page.screenshot(path=str(DOCS / f"{name}.png"))
 
 
 def serious_violations(page) -> list[str]:

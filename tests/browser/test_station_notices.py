@@ -2,13 +2,12 @@
 window (the countdown goes on from the new deadline, never stays at 0), the table closing
 and opening, a new shoe, a voided round with the stakes given back, and a cash-out's
 receipt, each in the alert and the notice list. A screenshot of each at a phone's size
-goes to docs/screenshots/.
+goes to artifacts/screenshots/ (and docs/screenshots/ with TABLEHUB_REFRESH_SCREENSHOTS=1).
 """
 
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
 import pytest
 from django.core.cache import cache
@@ -20,11 +19,11 @@ from rounds.models import Round
 from stations.models import Station
 from stations.services import cash_in
 from tests.browser.conftest import button
+from tests.browser.test_station_layouts import keep
 
 expect = pytest.importorskip("playwright.sync_api").expect
 
 PHONE = {"width": 390, "height": 844}
-DOCS = Path(__file__).resolve().parents[2] / "docs" / "screenshots"
 
 
 @pytest.fixture(autouse=True)
@@ -36,8 +35,7 @@ def _quiet(server, settings):
 
 
 def shot(page, name: str) -> None:
-    DOCS.mkdir(parents=True, exist_ok=True)
-    page.screenshot(path=str(DOCS / f"notice-{name}.png"))
+    keep(page, f"notice-{name}")
 
 
 def test_each_change_is_said_at_the_station(server, demo, station_page):
