@@ -24,8 +24,11 @@ db = database_sync_to_async
 pytestmark = pytest.mark.django_db(transaction=True)
 
 
-def all_valid(*sockets) -> None:
+async def all_valid(*sockets) -> None:
+    """Every frame each socket got is valid against the schema; then the sockets close (on
+    the Redis channel layer an open one keeps the test's event loop from closing)."""
     for s in sockets:
+        await s.ws.disconnect()
         for frame in s.frames:
             assert_valid(STATION_FRAME, frame)
 
@@ -53,7 +56,7 @@ async def test_a_restarted_betting_window_tells_its_new_deadline(table):
     await db(writer.expire)(round.pk, again.step_key)  # and again: the third window
     await s1.settle()
     assert [e["window"] for e in s1.events("betting_restarted")] == [2, 3]
-    all_valid(s1, s2)
+    await all_valid(s1, s2)
 
 
 async def test_a_void_tells_each_station_its_stakes_back(table):
@@ -79,7 +82,7 @@ async def test_a_void_tells_each_station_its_stakes_back(table):
         "credits": "100.00",  # back where it was before the round
     }
     assert s2.events("void") and not s2.events("refunded")  # s2 had nothing in the round
-    all_valid(s1, s2)
+    await all_valid(s1, s2)
 
 
 async def test_closing_and_opening_the_table_and_a_new_shoe_are_said(table):
@@ -97,7 +100,7 @@ async def test_closing_and_opening_the_table_and_a_new_shoe_are_said(table):
     # closing with no bet on the betting round voids it, and says so first
     kinds = [f["event"]["type"] for f in s1.frames if f.get("type") == "event"]
     assert kinds.index("void") < kinds.index("table_status", kinds.index("shoe_changed"))
-    all_valid(s1)
+    await all_valid(s1)
 
 
 async def test_a_cash_out_answers_with_its_receipt(table):
@@ -113,4 +116,4 @@ async def test_a_cash_out_answers_with_its_receipt(table):
     assert again["resent"] and again["receipt"] == receipt  # the same receipt, paid once
     empty = await s1.ask({"type": "cash_out", "client_id": "out-2"})  # no credits left
     assert empty["receipt"]["amount"] == "0.00"
-    all_valid(s1)
+    await all_valid(s1)
