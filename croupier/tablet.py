@@ -51,13 +51,16 @@ def open_table(table: Table) -> Round:
     """Open the table: a new round after each one, and a betting round now if none is open."""
     with transaction.atomic():
         table = Table.objects.select_for_update().get(pk=table.pk)
-        if not table.is_open:
+        opened = not table.is_open
+        if opened:
             program.refuse_if_unverified(table)  # the jurisdiction may require it
             table.is_open = True
             table.save(update_fields=["is_open"])
         round = current_round(table)
         if round is None:
             round = writer.open_round(table)  # announces itself to the table
+        if opened:
+            _tell_stations_on_commit(table, {"type": "table_status", "open": True})
         _tell_tablets_on_commit(table, "table")
     return round
 
@@ -68,7 +71,8 @@ def close_table(table: Table, by: str = "") -> None:
     bets would otherwise stay open for ever."""
     with transaction.atomic():
         table = Table.objects.select_for_update().get(pk=table.pk)
-        if table.is_open:
+        closed = table.is_open
+        if closed:
             table.is_open = False
             table.save(update_fields=["is_open"])
         round = current_round(table)
@@ -82,6 +86,8 @@ def close_table(table: Table, by: str = "") -> None:
                     {"by": by, "reason": reason, "requested_by": by},
                     Notice("public", {"type": "void", "reason": reason}),
                 )
+        if closed:
+            _tell_stations_on_commit(table, {"type": "table_status", "open": False})
         _tell_tablets_on_commit(table, "table")
 
 
@@ -142,6 +148,7 @@ def new_shoe(table: Table) -> Shoe:
         config = table.current_config()
         assert config is not None  # a table without a configuration cannot be dealt to
         shoe = Shoe.objects.create(table=table, decks=config.ruleset().decks)
+        _tell_stations_on_commit(table, {"type": "shoe_changed", "decks": shoe.decks})
         _tell_tablets_on_commit(table, "shoe")
     log.info("table %s: new shoe %s", table.pk, shoe.pk)
     return shoe
@@ -505,6 +512,15 @@ COMMANDS: dict[str, Callable[[Context, dict[str, Any]], dict[str, Any] | None]] 
     "resolve_dispute": _cmd_resolve_dispute,
     "discard_card": _cmd_discard_card,
 }
+
+
+def _tell_stations_on_commit(table: Table, message: dict[str, Any]) -> None:
+    """Every station and tablet hears ``message``, a change of the table that no input of a
+    round caused (the table closed or opened, a new shoe), as an event of the table's newest
+    round (a table that never had a round has nobody to tell)."""
+    newest = table.rounds.order_by("-pk").first()
+    if newest is not None:
+        writer.publish_news(newest, [Notice("public", message)])
 
 
 def _tell_tablets_on_commit(table: Table, what: str) -> None:

@@ -485,6 +485,21 @@ _BALANCE_SQL = "SELECT SUM({amount}) FROM {table} WHERE {station} = %s".format(
 )
 
 
+def station_round_totals(round: Round) -> dict[Station, dict[str, Decimal]]:
+    """Each station's entries of a round summed by kind (``stake`` negative, ``return`` and
+    ``refund`` as they moved the credits): what a void tells each station it got back."""
+    rows = (
+        LedgerEntry.objects.filter(round=round, station__isnull=False)
+        .values_list("station", "kind")
+        .annotate(total=Sum("amount"))
+    )
+    stations = Station.objects.in_bulk({station_id for station_id, _, _ in rows})
+    totals: dict[Station, dict[str, Decimal]] = {}
+    for station_id, kind, total in rows:
+        totals.setdefault(stations[station_id], {})[kind] = money(total)
+    return totals
+
+
 def round_totals(round: Round) -> dict[str, Decimal]:
     """The stations' entries of a round summed by kind (stake, return, refund, the house's
     loss)."""

@@ -48,6 +48,9 @@ class Round(models.Model):
         VOID = "void"
 
     table = models.ForeignKey("tablehub.Table", on_delete=models.PROTECT, related_name="rounds")
+    number = models.PositiveIntegerField(
+        help_text="the round's number at its table: 1, 2, ... (the id counts across tables)"
+    )
     config = models.ForeignKey("tablehub.TableConfig", on_delete=models.PROTECT)
     shoe = models.ForeignKey("tablehub.Shoe", null=True, blank=True, on_delete=models.PROTECT)
     phase = models.CharField(max_length=16, choices=Phase.choices, default=Phase.BETTING)
@@ -59,8 +62,13 @@ class Round(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
     settled_at = models.DateTimeField(null=True, blank=True)
 
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["table", "number"], name="one_number_per_table_round")
+        ]
+
     def __str__(self) -> str:
-        return f"{self.table} round {self.pk}"
+        return f"{self.table} round {self.number}"
 
 
 # The phases in groups: one definition for every module that asks where a round stands.

@@ -55,6 +55,7 @@ def recall(round: Round) -> dict[str, Any]:
     return {
         "round": {
             "id": round.pk,
+            "number": round.number,
             "table": {"id": round.table_id, "name": round.table.name},
             "jurisdiction": round.table.jurisdiction.code,
             "phase": round.phase,

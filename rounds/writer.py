@@ -30,7 +30,7 @@ from __future__ import annotations
 import copy
 import logging
 import threading
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -294,7 +294,7 @@ def open_round(table: Table) -> Round:
     with transaction.atomic():  # the timer starts once the round is saved
         config = table.current_config()
         assert config is not None  # a table without a configuration cannot open a round
-        round = Round.objects.create(table=table, config=config)
+        round = Round.objects.create(table=table, number=_next_number(table), config=config)
         _start_timer(round, "betting", "betting")
         round.save(update_fields=["step_key", "deadline"])
         assert round.deadline is not None  # _start_timer gave the step its deadline
@@ -305,6 +305,14 @@ def open_round(table: Table) -> Round:
         )
         broadcast.publish_on_commit(table.pk, round.pk, 0, [opened])
     return round
+
+
+def _next_number(table: Table) -> int:
+    """The table's next round number (1 for its first round), under the table's row lock so
+    that two processes opening a round at once cannot take the same number."""
+    list(Table.objects.select_for_update().filter(pk=table.pk).values_list("pk", flat=True))
+    newest = table.rounds.order_by("-number").values_list("number", flat=True).first()
+    return (newest or 0) + 1
 
 
 def timer_seconds(round: Round, phase: str) -> float:
@@ -357,6 +365,10 @@ def _close_bets(round: Round) -> list[Notice]:
         _start_timer(round, f"betting:{windows}", "betting")  # a stale timer cannot close it
         round.save(update_fields=["step_key", "deadline"])
         publish(round, list(refused.values()))
+        assert round.deadline is not None  # _start_timer gave the step its deadline
+        # Every station and tablet counts down to the new deadline, never to 0 while waiting.
+        restarted = {"deadline": round.deadline.isoformat(), "window": windows + 1}
+        publish_news(round, [Notice("public", {"type": "betting_restarted", **restarted})])
         return []
     credits = {b.station.name: balances[b.station_id] for b in bets}
     payload = {
@@ -577,6 +589,13 @@ def publish(round: Round, notices: list[Notice]) -> None:
     broadcast.publish_on_commit(round.table_id, round.pk, round.last_seq, notices)
 
 
+def publish_news(round: Round, notices: list[Notice]) -> None:
+    """Tell the table ``notices`` that no logged input of the round caused (the betting
+    window restarted, the table closed or opened, a new shoe), once this transaction
+    commits (tablehub.broadcast.publish_news_on_commit)."""
+    broadcast.publish_news_on_commit(round.table_id, round.pk, round.last_seq, notices)
+
+
 # -- records: what happened to a round that is not an input of the game ------------------------
 
 
@@ -595,15 +614,21 @@ def append_record(round: Round, kind: str, payload: dict[str, Any]) -> RoundEven
     return row
 
 
-def end_round(round: Round, phase: str, record: dict[str, Any], notice: Notice) -> None:
+def end_round(
+    round: Round,
+    phase: str,
+    record: dict[str, Any],
+    notice: Notice,
+    then: Sequence[Notice] = (),
+) -> None:
     """The locked round ends without a settlement (``phase`` VOID): its ``void`` record says
-    who and why, no timer of its is acted on, and the table hears ``notice``. Saves the
-    round."""
+    who and why, no timer of its is acted on, and the table hears ``notice`` (then each
+    station its own of ``then``). Saves the round."""
     append_record(round, RoundEvent.Kind.VOID, record)
     round.phase = phase
     round.step_key, round.deadline = "", None  # a pending timer finds nothing to expire
     round.save(update_fields=["last_seq", "phase", "step_key", "deadline"])
-    publish(round, [notice])
+    publish(round, [notice, *then])
 
 
 def halt(round: Round, payload: dict[str, Any], notice: Notice) -> RoundEvent:

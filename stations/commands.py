@@ -11,7 +11,7 @@ special-bet placement rules and the station's credits before anything is written
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from datetime import datetime
 from decimal import Decimal
 from typing import Any, TypeGuard
@@ -139,13 +139,13 @@ def _answer(
     station: Station, message: dict[str, Any], at: datetime, client_id: str
 ) -> dict[str, Any]:
     try:
-        _dispatch(station, message, at)
+        said = _dispatch(station, message, at)
     except EngineError as exc:
         return _reply(client_id, exc.at(station.name))
     # A command's reply carries the live state; the table's set-up and the histories, which
     # change only between rounds, come with ``join`` and ``state``.
     full = message.get("type") == "state"
-    return _reply(client_id, None, station_state(station, full=full))
+    return _reply(client_id, None, station_state(station, full=full)) | (said or {})
 
 
 def _reply(client_id: str | None, error: EngineError | None, state: Any = None) -> dict[str, Any]:
@@ -159,12 +159,14 @@ def _reply(client_id: str | None, error: EngineError | None, state: Any = None) 
     return {"type": "reply", "client_id": client_id, "ok": False, "error": refusal}
 
 
-def _dispatch(station: Station, message: dict[str, Any], at: datetime) -> None:
+def _dispatch(station: Station, message: dict[str, Any], at: datetime) -> dict[str, Any] | None:
+    """Apply the message; what its handler returns goes into the reply beside the state (a
+    cash-out's ``receipt``)."""
     kind = message.get("type")
     handler = HANDLERS.get(kind) if isinstance(kind, str) else None
     if handler is None:
         raise EngineError(f"unknown message type {kind!r}", code="bad_message")
-    handler(station, message, at)
+    return handler(station, message, at)
 
 
 # -- betting ---------------------------------------------------------------------------------
@@ -445,7 +447,7 @@ def _cash_in(station: Station, message: dict[str, Any], at: datetime) -> None:
     cash_in(station, amount, key=f"client:{message['client_id']}")
 
 
-def _cash_out(station: Station, message: dict[str, Any], at: datetime) -> None:
+def _cash_out(station: Station, message: dict[str, Any], at: datetime) -> dict[str, Any]:
     with transaction.atomic():
         # The lock order of a bet change (the round, then the station): a bet and a
         # cash-out at once are one after the other, never both on the credits before.
@@ -457,14 +459,24 @@ def _cash_out(station: Station, message: dict[str, Any], at: datetime) -> None:
             raise EngineError(
                 "cash-out is only possible with no bets on the table", code="bets_on_table"
             )
-        ledger.cash_out(station, message["client_id"])
+        paid = ledger.cash_out(station, message["client_id"])
+    # The player's receipt: kept with the reply, so a cash-out sent again shows the same one.
+    receipt = {
+        "station": station.name,
+        "table": station.table.name,
+        "table_id": station.table_id,
+        "amount": fmt(paid),
+        "currency": station.table.currency,
+        "at": timezone.now().isoformat(),
+    }
+    return {"receipt": receipt}
 
 
 def _state(station: Station, message: dict[str, Any], at: datetime) -> None:
     return None
 
 
-HANDLERS = {
+HANDLERS: dict[str, Callable[[Station, dict[str, Any], datetime], dict[str, Any] | None]] = {
     "place": _place,
     "place_many": _place_many,
     "undo": _undo,
@@ -521,6 +533,7 @@ def station_state(station: Station, full: bool = True) -> dict[str, Any]:
         return state
     state["round"] = {
         "id": round.pk,
+        "number": round.number,
         "phase": round.phase,
         "deadline": round.deadline.isoformat() if round.deadline else None,
         "last_event_id": f"{round.pk}.{round.last_seq}",

@@ -106,6 +106,7 @@ INSTALLED_APPS = [
     "rest_framework",
     "rest_framework.authtoken",
     "drf_spectacular",
+    "drf_spectacular_sidecar",  # Swagger UI and ReDoc's files, served by us (no CDN)
     "simple_history",
     "axes",
     "tablehub",
@@ -344,6 +345,9 @@ SPECTACULAR_SETTINGS = {
     "DESCRIPTION": "Live dealer-assist blackjack table backend.",
     "VERSION": "0.1.0",
     "COMPONENT_SPLIT_REQUEST": True,
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "REDOC_DIST": "SIDECAR",
 }
 
 LOGGING = {

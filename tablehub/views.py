@@ -1,17 +1,27 @@
-"""Project-level views: the health check, and the API's answer for a path it does not have."""
+"""Project-level views: the front door (``/``), the health check, and the API's answer for a
+path it does not have."""
 
 import logging
 
 from channels.layers import get_channel_layer
 from django.db import connection
 from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.shortcuts import render
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET
 from django.views.defaults import page_not_found
 
 from tablehub import program
+from tablehub.front_door import table_entries
 
 logger = logging.getLogger("tablehub")
+
+
+@never_cache
+@require_GET
+def front_door(request: HttpRequest) -> HttpResponse:
+    """What this server is, and each table with its status and each role's links."""
+    return render(request, "front_door.html", {"entries": table_entries()})
 
 
 @never_cache

@@ -523,6 +523,7 @@ def test_a_station_that_loses_its_connection_is_played_by_the_timer(embedded_ser
     assert state["credits"] == "110.00"
     assert state["player_history"][0] == {
         "round": round.pk,
+        "number": 1,
         "staked": "10.00",
         "returned": "20.00",
         "net": "10.00",
