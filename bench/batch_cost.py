@@ -65,6 +65,9 @@ def timed_batches(
             took = time.perf_counter() - began
         if start == 0:
             queries = len(captured.captured_queries)
+            if os.environ.get("BATCH_COST_SQL"):  # the statements of the first batch
+                for query in captured.captured_queries[:40]:
+                    print("   ", query["sql"][:160])
         per_message += [took / len(chunk)] * len(chunk)
         replies += [r for r in results if isinstance(r, dict)]
     return per_message, queries, replies

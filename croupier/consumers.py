@@ -9,6 +9,7 @@ from typing import Any, cast
 
 from channels.db import database_sync_to_async
 
+from croupier.conservation import CardCountExceeded, raise_alert
 from croupier.services import scan
 from croupier.tablet import error_reply, handle
 from croupier.tablet_state import croupier_state
@@ -63,6 +64,8 @@ def scan_reply(table: Table, content: dict[str, Any]) -> dict[str, Any]:
     except EngineError as exc:
         log.warning("table %s reader: %s", table.pk, exc.line())
         tell_croupier(table.pk, {"type": "reader_error", "code": exc.code, "message": exc.line()})
+        if isinstance(exc, CardCountExceeded):  # the dealer checks the card, a supervisor too
+            raise_alert(exc)
         return scan_error(seq if _plain_seq(seq) else None, exc.code, exc.line())
 
 

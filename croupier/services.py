@@ -2,7 +2,9 @@
 
 A duplicate scan (a sequence number already taken) is ignored; a gap in the sequence, a card
 that cannot be read, a card the round does not want now or one the shoe cannot hold is
-refused with an error for the croupier, and changes nothing.
+refused with an error for the croupier, and changes nothing. A card the shoe cannot hold
+(one copy more than its decks) is ``card_count_exceeded``: whoever answers the scan raises
+the supervisor alert (croupier/conservation.py) once the scan's transaction is undone.
 """
 
 from __future__ import annotations
@@ -11,9 +13,10 @@ from typing import Any
 
 from django.db import transaction
 
+from croupier.conservation import CardCountExceeded
 from rounds import writer
 from rounds.engine import Burn, CardDrawn, EngineError, parse_card
-from rounds.models import CARD_PHASES, IN_PLAY
+from rounds.models import CARD_PHASES, IN_PLAY, Round
 from tablehub.models import Shoe, Table
 
 
@@ -118,7 +121,12 @@ def scan(table: Table, seq: object, card: object, burn: bool = False) -> dict[st
                 check_shoe_copies(shoe, str(parsed))
             writer.record(round.pk, event)
         except EngineError as exc:
+            if exc.code == "impossible_card":  # one copy too many: card conservation
+                raise CardCountExceeded(table.pk, shoe, round.pk, seq) from None
             raise _unnamed(exc, str(parsed), seq) from None
+        if round.shoe_id != shoe.pk:  # the shoe the round is dealt from, for its reconciliation
+            Round.objects.filter(pk=round.pk).update(shoe=shoe)
+            round.shoe = shoe
         shoe.reader_seq = seq
         shoe.cards_drawn += 1
         if cut_card:

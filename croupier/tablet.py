@@ -21,6 +21,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from croupier import virtual_shoe
+from croupier.conservation import CardCountExceeded, raise_alert, reconcile
 from croupier.services import (
     apply_passed_deadline,
     check_shoe_copies,
@@ -32,7 +33,7 @@ from croupier.tablet_state import croupier_state, current_round
 from rounds import corrections, disputes, voids, writer
 from rounds.engine import EngineError, Notice, parse_card
 from rounds.models import IN_PLAY, Round, RoundEvent
-from tablehub import broadcast
+from tablehub import broadcast, program
 from tablehub.auth import authenticate_from_scope
 from tablehub.models import Shoe, Table
 from tablehub.roles import APPROVER_ROLES, has_role
@@ -50,12 +51,16 @@ def open_table(table: Table) -> Round:
     """Open the table: a new round after each one, and a betting round now if none is open."""
     with transaction.atomic():
         table = Table.objects.select_for_update().get(pk=table.pk)
-        if not table.is_open:
+        opened = not table.is_open
+        if opened:
+            program.refuse_if_unverified(table)  # the jurisdiction may require it
             table.is_open = True
             table.save(update_fields=["is_open"])
         round = current_round(table)
         if round is None:
             round = writer.open_round(table)  # announces itself to the table
+        if opened:
+            _tell_stations_on_commit(table, {"type": "table_status", "open": True})
         _tell_tablets_on_commit(table, "table")
     return round
 
@@ -66,7 +71,8 @@ def close_table(table: Table, by: str = "") -> None:
     bets would otherwise stay open for ever."""
     with transaction.atomic():
         table = Table.objects.select_for_update().get(pk=table.pk)
-        if table.is_open:
+        closed = table.is_open
+        if closed:
             table.is_open = False
             table.save(update_fields=["is_open"])
         round = current_round(table)
@@ -80,6 +86,8 @@ def close_table(table: Table, by: str = "") -> None:
                     {"by": by, "reason": reason, "requested_by": by},
                     Notice("public", {"type": "void", "reason": reason}),
                 )
+        if closed:
+            _tell_stations_on_commit(table, {"type": "table_status", "open": False})
         _tell_tablets_on_commit(table, "table")
 
 
@@ -104,9 +112,13 @@ def manual_card(table: Table, card: str, burn: bool = False) -> dict[str, Any]:
     """A card entered by hand when the reader fails: a scan with the shoe's next sequence
     number, accepted or refused exactly as the reader's would be."""
     apply_passed_deadline(table)
-    with transaction.atomic():
-        shoe = Shoe.objects.select_for_update().get(pk=current_shoe(table).pk)
-        result = scan(table, shoe.reader_seq + 1, card, burn=burn)
+    try:
+        with transaction.atomic():
+            shoe = Shoe.objects.select_for_update().get(pk=current_shoe(table).pk)
+            result = scan(table, shoe.reader_seq + 1, card, burn=burn)
+    except CardCountExceeded as refusal:
+        raise_alert(refusal)  # the scan is undone; the alert is kept
+        raise
     log.info("table %s: card %s entered by hand", table.pk, result["seq"])
     return result
 
@@ -121,10 +133,22 @@ def new_shoe(table: Table) -> Shoe:
                 "a round is being dealt: finish it (or void it) before a new shoe",
                 code="round_in_play",
             )
-        table.shoes.filter(closed_at__isnull=True).update(closed_at=timezone.now())
+        for ended in table.shoes.filter(closed_at__isnull=True):
+            # Every card dealt from it, reconciled and kept with it (croupier/conservation.py).
+            ended.reconciliation = reconcile(ended)
+            ended.closed_at = timezone.now()
+            ended.save(update_fields=["reconciliation", "closed_at"])
+            if not ended.reconciliation["conserved"]:
+                log.warning(
+                    "table %s shoe %s ended unreconciled: %s",
+                    table.pk,
+                    ended.pk,
+                    ended.reconciliation,
+                )
         config = table.current_config()
         assert config is not None  # a table without a configuration cannot be dealt to
         shoe = Shoe.objects.create(table=table, decks=config.ruleset().decks)
+        _tell_stations_on_commit(table, {"type": "shoe_changed", "decks": shoe.decks})
         _tell_tablets_on_commit(table, "shoe")
     log.info("table %s: new shoe %s", table.pk, shoe.pk)
     return shoe
@@ -488,6 +512,15 @@ COMMANDS: dict[str, Callable[[Context, dict[str, Any]], dict[str, Any] | None]] 
     "resolve_dispute": _cmd_resolve_dispute,
     "discard_card": _cmd_discard_card,
 }
+
+
+def _tell_stations_on_commit(table: Table, message: dict[str, Any]) -> None:
+    """Every station and tablet hears ``message``, a change of the table that no input of a
+    round caused (the table closed or opened, a new shoe), as an event of the table's newest
+    round (a table that never had a round has nobody to tell)."""
+    newest = table.rounds.order_by("-pk").first()
+    if newest is not None:
+        writer.publish_news(newest, [Notice("public", message)])
 
 
 def _tell_tablets_on_commit(table: Table, what: str) -> None:

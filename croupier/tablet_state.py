@@ -88,6 +88,7 @@ def round_state(round: Round, table: Table) -> dict[str, Any]:
     round.table = table  # (its jurisdiction: the dispute window)
     state: dict[str, Any] = {
         "id": round.pk,
+        "number": round.number,
         "phase": round.phase,
         "deadline": round.deadline.isoformat() if round.deadline else None,
         "card_for": None,

@@ -13,6 +13,8 @@ from django.contrib.auth.views import LoginView, LogoutView, redirect_to_login
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, render
 from django.urls import reverse
+from drf_spectacular.utils import OpenApiExample, OpenApiResponse, extend_schema, inline_serializer
+from rest_framework import serializers
 from rest_framework.permissions import AllowAny
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -25,6 +27,33 @@ from tablehub.models import Table
 from tablehub.roles import APPROVER_ROLES, TABLET_ROLES, has_role, works_table
 
 log = logging.getLogger("tablehub.croupier")
+
+# The card's body and replies as the schema shows them (docs/protocol.md, "Card reader"); the
+# view reads the raw body itself (the websocket frame's checks), so these only document it.
+_CARD = inline_serializer(
+    "ShoeCard",
+    fields={
+        "type": serializers.ChoiceField(choices=["card"], required=False),
+        "seq": serializers.IntegerField(min_value=1, help_text="the reader's own card number"),
+        "card": serializers.CharField(help_text='rank + suit, e.g. "8S"'),
+        "burn": serializers.BooleanField(required=False, default=False),
+    },
+)
+_SCAN_ERROR = inline_serializer(
+    "ShoeScanError",
+    fields={"code": serializers.CharField(), "message": serializers.CharField()},
+    required=False,
+)
+_SCAN = inline_serializer(
+    "ShoeScan",
+    fields={
+        "type": serializers.ChoiceField(choices=["scan"]),
+        "ok": serializers.BooleanField(),
+        "duplicate": serializers.BooleanField(required=False),
+        "seq": serializers.IntegerField(required=False, allow_null=True),
+        "error": _SCAN_ERROR,  # a refusal only
+    },
+)
 
 
 class TabletLoginView(LoginView):
@@ -95,6 +124,20 @@ class ShoeCardView(APIView):
     authentication_classes: list = []
     permission_classes = [AllowAny]
 
+    @extend_schema(
+        summary="A card from the card reader",
+        description="`Authorization: Reader <key>`; the same body as the reader's websocket "
+        '`card` message (docs/protocol.md, "Card reader"). The card is never echoed.',
+        request=_CARD,
+        responses={
+            200: _SCAN,
+            400: OpenApiResponse(_SCAN, description="refused; nothing changed"),
+            401: OpenApiResponse(_SCAN, description="a wrong reader key"),
+            429: OpenApiResponse(_SCAN, description="too_many_attempts: wrong keys locked out"),
+        },
+        examples=[OpenApiExample("a card", value={"seq": 42, "card": "8S"}, request_only=True)],
+        auth=[],
+    )
     def post(self, request: Request, table_id: int) -> Response:
         header = request.headers.get("Authorization", "")
         key = header.removeprefix("Reader ").strip() if header.startswith("Reader ") else ""

@@ -45,8 +45,10 @@ from typing import TYPE_CHECKING, Any
 from django.conf import settings
 from django.db import IntegrityError, connection, transaction
 from django.db.models import Sum
+from django.utils import timezone
 
 from payouts.models import LedgerEntry
+from rounds import chain
 from rounds.engine import EngineError
 from stations.models import Station
 
@@ -168,8 +170,15 @@ def lock_credits(stations: Iterable[Station | int]) -> dict[int, Decimal]:
 def lock_stations(stations: Iterable[Station | int]) -> list[int]:
     """``lock_credits`` without reading them (the caller reads them next, under the locks);
     the stations' ids, in the order they were locked."""
+    stations = list(stations)
     ids = sorted({s if isinstance(s, int) else s.pk for s in stations})
     if ids:
+        # The chain heads of their tables first: a transaction that holds a station's lock
+        # never waits for a chain head (rounds/chain.py, the lock order).
+        tables = {s.table_id for s in stations if not isinstance(s, int)}
+        if any(isinstance(s, int) for s in stations):
+            tables |= set(Station.objects.filter(pk__in=ids).values_list("table_id", flat=True))
+        chain.lock_heads(tables)
         locked = Station.objects.select_for_update().filter(pk__in=ids).order_by("pk")
         list(locked.values_list("pk"))
     return ids
@@ -186,15 +195,35 @@ def post(station: Station, round: Round | None, kind: str, amount: Decimal, key:
 def _post(round: Round | None, movements: Iterable[tuple[Station, str, Decimal, Key]]) -> int:
     """Several movements of one round in one insert; a movement of 0.00 moves nothing."""
     entries = []
+    at = timezone.now()
     for station, kind, amount, key in movements:
         if not amount:
             continue
         text = key.text()
+        # Both sides in the chain of the station's table (rounds/chain.py).
+        table = station.table_id
         entries += [
-            LedgerEntry(station=station, round=round, kind=kind, amount=amount, key=text),
-            LedgerEntry(station=None, round=round, kind=kind, amount=-amount, key=text + HOUSE),
+            LedgerEntry(
+                station=station,
+                round=round,
+                kind=kind,
+                amount=amount,
+                key=text,
+                table_id=table,
+                created_at=at,
+            ),
+            LedgerEntry(
+                station=None,
+                round=round,
+                kind=kind,
+                amount=-amount,
+                key=text + HOUSE,
+                table_id=table,
+                created_at=at,
+            ),
         ]
     if entries:
+        chain.link_entries(entries)  # linked in this transaction, in this order
         LedgerEntry.objects.bulk_create(entries)
     return len(entries) // 2
 
@@ -516,6 +545,21 @@ def session_money(station: Station | int, first_entry: int) -> SessionMoney:
         won=totals.get(kinds.RETURN, money(0)),
         net=money(sum((totals.get(kind, Decimal(0)) for kind in play), Decimal(0))),
     )
+
+
+def station_round_totals(round: Round) -> dict[Station, dict[str, Decimal]]:
+    """Each station's entries of a round summed by kind (``stake`` negative, ``return`` and
+    ``refund`` as they moved the credits): what a void tells each station it got back."""
+    rows = (
+        LedgerEntry.objects.filter(round=round, station__isnull=False)
+        .values_list("station", "kind")
+        .annotate(total=Sum("amount"))
+    )
+    stations = Station.objects.in_bulk({station_id for station_id, _, _ in rows})
+    totals: dict[Station, dict[str, Decimal]] = {}
+    for station_id, kind, total in rows:
+        totals.setdefault(stations[station_id], {})[kind] = money(total)
+    return totals
 
 
 def round_totals(round: Round) -> dict[str, Decimal]:

@@ -6,9 +6,11 @@ The default paytable of every bet ships as the fixture
 
 from django.core.exceptions import ValidationError
 from django.db import models
+from django.utils import timezone
 
 from payouts.specials import BETS, parse_paytable
 from rounds.engine import EngineError
+from rounds.models import AppendOnly
 
 BET_CHOICES = [(code, code) for code in BETS]
 
@@ -41,7 +43,7 @@ class Paytable(models.Model):
             raise ValidationError({"pays": exc.line()}) from None
 
 
-class LedgerEntry(models.Model):
+class LedgerEntry(AppendOnly):
     """One side of a money movement. Every movement is two entries (station and house) that
     add up to zero; ``key`` makes each entry impossible to write twice."""
 
@@ -67,12 +69,20 @@ class LedgerEntry(models.Model):
     kind = models.CharField(max_length=16, choices=Kind.choices)
     amount = models.DecimalField(max_digits=14, decimal_places=2, help_text="+ credits, - debits")
     key = models.CharField(max_length=160, unique=True)
-    created_at = models.DateTimeField(auto_now_add=True)
+    # Set by the ledger before the row's link is made (rounds/chain.py), hence not auto_now_add.
+    created_at = models.DateTimeField(default=timezone.now)
+    # The table whose ledger chain holds the entry, its place and link (docs/integrity.md).
+    table = models.ForeignKey(
+        "tablehub.Table", null=True, blank=True, on_delete=models.PROTECT, related_name="+"
+    )
+    chain_pos = models.PositiveBigIntegerField(null=True, blank=True, editable=False)
+    chain_link = models.CharField(max_length=64, blank=True, editable=False)
 
     class Meta:
         ordering = ["pk"]
         indexes = [models.Index(fields=["station", "round"])]
         constraints = [
+            models.UniqueConstraint(fields=["table", "chain_pos"], name="one_entry_per_link"),
             # A movement of nothing is no movement (payouts.ledger never writes one).
             models.CheckConstraint(condition=~models.Q(amount=0), name="ledger_amount_not_zero"),
         ]

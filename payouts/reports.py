@@ -35,6 +35,7 @@ from django.db.models.functions import Coalesce
 
 from payouts.models import LedgerEntry
 from payouts.rtp import main_sheet, special_sheet
+from rounds import chain
 from rounds.models import Bet, Hand, Round
 from tablehub.models import Table, TableConfig
 
@@ -214,6 +215,9 @@ def table_report(
             "balanced": staked == total.drop and paid == total.paid,
             "house_loss": _money(house_loss),
         },
+        # The table's hash chains as they stood at ``end`` (rounds/chain.py): printed, they
+        # let anyone show later that the history was not rewritten.
+        "chain_heads": chain.heads_at(table.pk, end),
     }
 
 

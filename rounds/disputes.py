@@ -151,6 +151,7 @@ def station_dispute(station: Station, shown: Round | None, has_bets: bool, cards
     until = window_end(target)
     return {
         "round": target.pk,
+        "number": target.number,
         "until": until.isoformat() if until else None,
         "halted": writer.is_halted(target),
     }

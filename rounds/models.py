@@ -9,6 +9,31 @@ are written from the engine for queries and game recall.
 from __future__ import annotations
 
 from django.db import models
+from django.utils import timezone
+
+
+class Kept(Exception):
+    """A RoundEvent or LedgerEntry was to be deleted: they are kept for good (retention,
+    docs/operations.md; their chains, rounds/chain.py)."""
+
+
+class AppendOnlyQuerySet(models.QuerySet):
+    """Rows that are never deleted: ``delete()`` refuses (docs/operations.md, retention)."""
+
+    def delete(self):
+        raise Kept(f"{self.model.__name__} rows are never deleted")
+
+
+class AppendOnly(models.Model):
+    """A model whose rows are never deleted, one by one or by a query."""
+
+    objects = AppendOnlyQuerySet.as_manager()
+
+    class Meta:
+        abstract = True
+
+    def delete(self, *args, **kwargs):
+        raise Kept(f"{type(self).__name__} {self.pk} is never deleted")
 
 
 class Round(models.Model):
@@ -23,6 +48,9 @@ class Round(models.Model):
         VOID = "void"
 
     table = models.ForeignKey("tablehub.Table", on_delete=models.PROTECT, related_name="rounds")
+    number = models.PositiveIntegerField(
+        help_text="the round's number at its table: 1, 2, ... (the id counts across tables)"
+    )
     config = models.ForeignKey("tablehub.TableConfig", on_delete=models.PROTECT)
     shoe = models.ForeignKey("tablehub.Shoe", null=True, blank=True, on_delete=models.PROTECT)
     phase = models.CharField(max_length=16, choices=Phase.choices, default=Phase.BETTING)
@@ -34,8 +62,13 @@ class Round(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
     settled_at = models.DateTimeField(null=True, blank=True)
 
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["table", "number"], name="one_number_per_table_round")
+        ]
+
     def __str__(self) -> str:
-        return f"{self.table} round {self.pk}"
+        return f"{self.table} round {self.number}"
 
 
 # The phases in groups: one definition for every module that asks where a round stands.
@@ -51,7 +84,7 @@ UNFINISHED = (Round.Phase.BETTING, *IN_PLAY)
 CARD_PHASES = (Round.Phase.DEAL, Round.Phase.PLAY, Round.Phase.DEALER)  # a card may be wanted
 
 
-class RoundEvent(models.Model):
+class RoundEvent(AppendOnly):
     """One input that changed the round, in order. Never updated or deleted."""
 
     class Kind(models.TextChoices):
@@ -72,18 +105,53 @@ class RoundEvent(models.Model):
         CORRECTION = "correction"
         DISCARD = "discard"
 
-    round = models.ForeignKey(Round, on_delete=models.CASCADE, related_name="events")
+    round = models.ForeignKey(Round, on_delete=models.PROTECT, related_name="events")
     seq = models.PositiveIntegerField()
     kind = models.CharField(max_length=24, choices=Kind.choices)
     payload = models.JSONField()
-    created_at = models.DateTimeField(auto_now_add=True)
+    # Set by the writer before the row's link is made (rounds/chain.py), hence not auto_now_add.
+    created_at = models.DateTimeField(default=timezone.now)
+    # The row's place and link in its table's events chain (rounds/chain.py, docs/integrity.md).
+    chain_pos = models.PositiveBigIntegerField(null=True, blank=True, editable=False)
+    chain_link = models.CharField(max_length=64, blank=True, editable=False)
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["round", "seq"], name="unique_event_seq")]
+        indexes = [models.Index(fields=["chain_pos"], name="roundevent_chain_pos")]
         ordering = ["round", "seq"]
 
     def __str__(self) -> str:
         return f"{self.round} #{self.seq} {self.kind}"
+
+
+class ChainHead(models.Model):
+    """The last position and link of one of a table's hash chains (rounds/chain.py): the row
+    locked to append to the chain, and the head the table report publishes."""
+
+    class Chain(models.TextChoices):
+        EVENTS = "events"
+        LEDGER = "ledger"
+
+    table = models.ForeignKey("tablehub.Table", on_delete=models.PROTECT, related_name="+")
+    chain = models.CharField(max_length=8, choices=Chain.choices)
+    position = models.PositiveBigIntegerField(default=0)
+    link = models.CharField(max_length=64)
+    # Where the chain starts in this database: the rows up to ``base_position`` were
+    # archived (docs/operations.md, "Retention"), the next row's link follows ``base_link``.
+    base_position = models.PositiveBigIntegerField(
+        default=0, help_text="the last position archived out of the database (0: none)"
+    )
+    base_link = models.CharField(
+        max_length=64, default="0" * 64, help_text="the link of that last archived row"
+    )
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["table", "chain"], name="one_head_per_chain")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.table_id} {self.chain} #{self.position} {self.link[:12]}"
 
 
 class Bet(models.Model):

@@ -22,6 +22,7 @@ from typing import Any
 
 from payouts import ledger
 from payouts.models import LedgerEntry
+from rounds import chain
 from rounds.engine import EngineError
 from rounds.models import CARD_KINDS, ENDED, ENGINE_KINDS, Round, RoundEvent
 from rounds.replay import Fixes, Step, corrections_of, replay
@@ -54,6 +55,7 @@ def recall(round: Round) -> dict[str, Any]:
     return {
         "round": {
             "id": round.pk,
+            "number": round.number,
             "table": {"id": round.table_id, "name": round.table.name},
             "jurisdiction": round.table.jurisdiction.code,
             "phase": round.phase,
@@ -101,6 +103,9 @@ def recall(round: Round) -> dict[str, Any]:
         ],
         "ledger": _ledger(round),
         "interventions": interventions,
+        # Whether the round's events and ledger entries are as written: each row's link
+        # recomputed from its content and its predecessor's (rounds/chain.py).
+        "integrity": chain.round_integrity(round.pk, round.table_id),
     }
 
 

@@ -17,12 +17,15 @@ requested_by}``), after the resolution of its open dispute if it had one (kind
 from __future__ import annotations
 
 import logging
+from decimal import Decimal
 
 from django.db import transaction
 
 from payouts import ledger
+from payouts.models import LedgerEntry
 from rounds import disputes, writer
 from rounds.engine import EngineError, Notice
+from rounds.engine.money import fmt
 from rounds.models import Round, RoundEvent
 
 log = logging.getLogger("tablehub.rounds")
@@ -77,6 +80,7 @@ def void_round(round_id: int, by: str, reason: str, requested_by: str = "") -> R
             Round.Phase.VOID,
             {"by": by, "reason": reason, "requested_by": requested_by},
             Notice("public", {"type": "void", "reason": reason}),
+            refund_notices(round, reason),
         )
         # The table goes on with a new round, as after a settlement (a settled round's
         # next round is already there).
@@ -93,6 +97,29 @@ def void_round(round_id: int, by: str, reason: str, requested_by: str = "") -> R
         refunds,
     )
     return round
+
+
+def refund_notices(round: Round, reason: str) -> list[Notice]:
+    """What the void gave each station with money in the round back, for that station alone:
+    ``staked`` (every stake it had put in), ``taken_back`` (what the round had paid it and the
+    void takes back), ``refunded`` (the refunds' sum: its credits' change) and its
+    ``credits`` now."""
+    notices = []
+    for station, totals in ledger.station_round_totals(round).items():
+        refunded = totals.get(LedgerEntry.Kind.REFUND, Decimal(0))
+        staked = -totals.get(LedgerEntry.Kind.STAKE, Decimal(0))
+        returned = totals.get(LedgerEntry.Kind.RETURN, Decimal(0))
+        message = {
+            "type": "refunded",
+            "round": round.pk,
+            "reason": reason,
+            "staked": fmt(staked),
+            "taken_back": fmt(returned),
+            "refunded": fmt(refunded),
+            "credits": fmt(ledger.balance(station)),
+        }
+        notices.append(Notice(station.name, message))
+    return notices
 
 
 def void_record(round: Round) -> dict[str, str] | None:

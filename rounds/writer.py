@@ -30,7 +30,7 @@ from __future__ import annotations
 import copy
 import logging
 import threading
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -44,7 +44,7 @@ from django.utils import timezone
 from payouts import ledger
 from payouts.maingame import abandoned
 from payouts.specials import bonus
-from rounds import receipts, replay, timers
+from rounds import chain, receipts, replay, timers
 from rounds.engine import Decision, EngineError, Notice, Timeout
 from rounds.engine import Round as Engine
 from rounds.engine.codec import dump_event
@@ -173,6 +173,9 @@ class _HeldRound(threading.local):
 
     table_id: int | None = None
     round: Round | None = None
+    # The held round's bets by station, read once for the batch's replies (``station_bets``)
+    # and kept up to date by the writer's own changes of them.
+    bets: dict[int, list[Bet]] | None = None
 
 
 _HELD = _HeldRound()
@@ -200,7 +203,7 @@ def holding_the_table(table_id: int) -> Iterator[Round | None]:
         try:
             yield round
         finally:
-            _HELD.table_id = _HELD.round = None
+            _HELD.table_id = _HELD.round = _HELD.bets = None
 
 
 def current_round(table_id: int) -> Round | None:
@@ -210,6 +213,19 @@ def current_round(table_id: int) -> Round | None:
         held = _HELD.round
         return held if held is not None and held.phase not in ENDED else None
     return Round.objects.filter(table_id=table_id).exclude(phase__in=ENDED).order_by("-pk").first()
+
+
+def station_bets(round: Round, station_id: int) -> list[Bet]:
+    """The station's bets on the round, by box. Inside a batch, the held round's bets of
+    every station are read once (a reply per message would read them again each time)."""
+    if _held(round.pk) is None:
+        return list(round.bets.filter(station_id=station_id).order_by("box", "pk"))
+    if _HELD.bets is None:
+        by_station: dict[int, list[Bet]] = {}
+        for bet in round.bets.order_by("box", "pk"):
+            by_station.setdefault(bet.station_id, []).append(bet)
+        _HELD.bets = by_station
+    return _HELD.bets.get(station_id, [])
 
 
 def _held(round_id: int) -> Round | None:
@@ -279,7 +295,7 @@ def open_round(table: Table) -> Round:
     with transaction.atomic():  # the timer starts once the round is saved
         config = table.current_config()
         assert config is not None  # a table without a configuration cannot open a round
-        round = Round.objects.create(table=table, config=config)
+        round = Round.objects.create(table=table, number=_next_number(table), config=config)
         _start_timer(round, "betting", "betting")
         round.save(update_fields=["step_key", "deadline"])
         assert round.deadline is not None  # _start_timer gave the step its deadline
@@ -290,6 +306,14 @@ def open_round(table: Table) -> Round:
         )
         broadcast.publish_on_commit(table.pk, round.pk, 0, [opened])
     return round
+
+
+def _next_number(table: Table) -> int:
+    """The table's next round number (1 for its first round), under the table's row lock so
+    that two processes opening a round at once cannot take the same number."""
+    list(Table.objects.select_for_update().filter(pk=table.pk).values_list("pk", flat=True))
+    newest = table.rounds.order_by("-number").values_list("number", flat=True).first()
+    return (newest or 0) + 1
 
 
 def timer_seconds(round: Round, phase: str) -> float:
@@ -313,10 +337,12 @@ def set_bets(round: Round, station: Station, stakes: Mapping[tuple[int, str], De
     """The station's bets on the round (locked by ``lock_for_betting``) become ``stakes``,
     (box, bet code) -> stake; the station's checks (stations/commands.py) come first."""
     round.bets.filter(station=station).delete()
-    Bet.objects.bulk_create(
+    bets = Bet.objects.bulk_create(
         Bet(round=round, station=station, box=box, code=code, stake=stake)
         for (box, code), stake in stakes.items()
     )
+    if _HELD.bets is not None and _held(round.pk) is not None:
+        _HELD.bets[station.pk] = sorted(bets, key=lambda bet: bet.box)  # stable: pk order
 
 
 def close_bets(round_id: int) -> list[Notice]:
@@ -340,6 +366,10 @@ def _close_bets(round: Round) -> list[Notice]:
         _start_timer(round, f"betting:{windows}", "betting")  # a stale timer cannot close it
         round.save(update_fields=["step_key", "deadline"])
         publish(round, list(refused.values()))
+        assert round.deadline is not None  # _start_timer gave the step its deadline
+        # Every station and tablet counts down to the new deadline, never to 0 while waiting.
+        restarted = {"deadline": round.deadline.isoformat(), "window": windows + 1}
+        publish_news(round, [Notice("public", {"type": "betting_restarted", **restarted})])
         return []
     credits = {b.station.name: balances[b.station_id] for b in bets}
     payload = {
@@ -385,6 +415,9 @@ def _refuse_uncovered_bets(
         )
     if refused:
         round.bets.filter(station_id__in=refused).delete()
+        if _HELD.bets is not None and _held(round.pk) is not None:
+            for station_id in refused:
+                _HELD.bets.pop(station_id, None)
         BetSlip.objects.filter(round=round, station_id__in=refused).delete()
     return refused
 
@@ -589,6 +622,13 @@ def publish(round: Round, notices: list[Notice]) -> None:
     broadcast.publish_on_commit(round.table_id, round.pk, round.last_seq, notices)
 
 
+def publish_news(round: Round, notices: list[Notice]) -> None:
+    """Tell the table ``notices`` that no logged input of the round caused (the betting
+    window restarted, the table closed or opened, a new shoe), once this transaction
+    commits (tablehub.broadcast.publish_news_on_commit)."""
+    broadcast.publish_news_on_commit(round.table_id, round.pk, round.last_seq, notices)
+
+
 # -- records: what happened to a round that is not an input of the game ------------------------
 
 
@@ -607,15 +647,21 @@ def append_record(round: Round, kind: str, payload: dict[str, Any]) -> RoundEven
     return row
 
 
-def end_round(round: Round, phase: str, record: dict[str, Any], notice: Notice) -> None:
+def end_round(
+    round: Round,
+    phase: str,
+    record: dict[str, Any],
+    notice: Notice,
+    then: Sequence[Notice] = (),
+) -> None:
     """The locked round ends without a settlement (``phase`` VOID): its ``void`` record says
-    who and why, no timer of its is acted on, and the table hears ``notice``. Saves the
-    round."""
+    who and why, no timer of its is acted on, and the table hears ``notice`` (then each
+    station its own of ``then``). Saves the round."""
     append_record(round, RoundEvent.Kind.VOID, record)
     round.phase = phase
     round.step_key, round.deadline = "", None  # a pending timer finds nothing to expire
     round.save(update_fields=["last_seq", "phase", "step_key", "deadline"])
-    publish(round, [notice])
+    publish(round, [notice, *then])
 
 
 def halt(round: Round, payload: dict[str, Any], notice: Notice) -> RoundEvent:
@@ -778,7 +824,12 @@ def _append(round: Round, kind: str, payload: dict[str, Any]) -> RoundEvent:
     held = _held(round.pk)
     assert held is None or held is round, "a batch's round written through another copy"
     round.last_seq += 1
-    return RoundEvent.objects.create(round=round, seq=round.last_seq, kind=kind, payload=payload)
+    row = RoundEvent(
+        round=round, seq=round.last_seq, kind=kind, payload=payload, created_at=timezone.now()
+    )
+    chain.link_events(round.table_id, [row])  # its link in the table's chain, same transaction
+    row.save(force_insert=True)
+    return row
 
 
 def _write(round: Round, live: Live, station: str | None = None) -> None:

@@ -102,7 +102,11 @@ class TableBatch:
             self.sizes = (self.sizes + [len(batch)])[-100:]
             try:
                 results = await database_sync_to_async(write)(batch)
-            except BaseException as exc:  # the database thread itself failed
+            except asyncio.CancelledError:  # the loop is closing, and its sockets with it
+                for message in batch + self.waiting:
+                    message.reply.cancel()
+                raise
+            except Exception as exc:  # the database thread itself failed
                 results = [exc] * len(batch)
             for message, result in zip(batch, results, strict=True):
                 if message.reply.done():

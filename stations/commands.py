@@ -11,7 +11,7 @@ special-bet placement rules and the station's credits before anything is written
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from datetime import datetime
 from decimal import Decimal
 from typing import Any, TypeGuard
@@ -37,6 +37,7 @@ from stations.selectors import (
     last_result,
     player_history,
     table_info,
+    valid_stations,
 )
 from stations.services import cash_in
 from tablehub import broadcast
@@ -54,6 +55,12 @@ BETWEEN_ROUNDS = (
     "dealer_stats",
 )
 PENDING = {"pending": True}
+# The refusal of a message whose station was deactivated or given a new credential after it
+# joined: its consumer closes the socket (tablehub/session_guard.py).
+SESSION_ENDED = "unauthorized"
+REVOKED = EngineError(
+    "the station was deactivated or its credential changed", code=SESSION_ENDED
+)
 
 
 def handle(
@@ -80,10 +87,15 @@ def handle_batch(messages: list[Received]) -> list[dict[str, Any]]:
     # One transaction for the commands, their effects and their stored replies: a process that
     # dies half-way leaves nothing, and the stations' resends run them afresh.
     with writer.holding_the_table(table_ids.pop()):
+        # The session check (tablehub/session_guard.py) of every message, in one query.
+        valid = valid_stations({station.pk: station.credential for station, _m, _at in messages})
         answered = _answered(messages)
         new: dict[tuple[int, str], StationCommand] = {}
         for station, message, at in messages:
             client_id = message.get("client_id")
+            if station.pk not in valid:  # deactivated or its credential changed meanwhile
+                replies.append(_reply(client_id if _is_client_id(client_id) else None, REVOKED))
+                continue
             if not _is_client_id(client_id):
                 error = "client_id must be a string of 1 to 64 characters"
                 replies.append(_reply(None, EngineError(error, station.name, code="bad_message")))
@@ -129,13 +141,13 @@ def _answer(
     station: Station, message: dict[str, Any], at: datetime, client_id: str
 ) -> dict[str, Any]:
     try:
-        more = _dispatch(station, message, at)
+        said = _dispatch(station, message, at)
     except EngineError as exc:
         return _reply(client_id, exc.at(station.name))
     # A command's reply carries the live state; the table's set-up and the histories, which
     # change only between rounds, come with ``join`` and ``state``.
     full = message.get("type") == "state"
-    return _reply(client_id, None, station_state(station, full=full)) | (more or {})
+    return _reply(client_id, None, station_state(station, full=full)) | (said or {})
 
 
 def _reply(client_id: str | None, error: EngineError | None, state: Any = None) -> dict[str, Any]:
@@ -150,7 +162,8 @@ def _reply(client_id: str | None, error: EngineError | None, state: Any = None) 
 
 
 def _dispatch(station: Station, message: dict[str, Any], at: datetime) -> dict[str, Any] | None:
-    """Apply the message; what its reply carries beside the state (``recall``), if anything."""
+    """Apply the message; what its handler returns goes into the reply beside the state (a
+    cash-out's ``receipt``, a recall's ``recall``)."""
     kind = message.get("type")
     handler = HANDLERS.get(kind) if isinstance(kind, str) else None
     if handler is None:
@@ -446,7 +459,7 @@ def _cash_in(station: Station, message: dict[str, Any], at: datetime) -> None:
     cash_in(station, amount, key=f"client:{message['client_id']}")
 
 
-def _cash_out(station: Station, message: dict[str, Any], at: datetime) -> None:
+def _cash_out(station: Station, message: dict[str, Any], at: datetime) -> dict[str, Any]:
     with transaction.atomic():
         # The lock order of a bet change (the round, then the station): a bet and a
         # cash-out at once are one after the other, never both on the credits before.
@@ -458,8 +471,18 @@ def _cash_out(station: Station, message: dict[str, Any], at: datetime) -> None:
             raise EngineError(
                 "cash-out is only possible with no bets on the table", code="bets_on_table"
             )
-        ledger.cash_out(station, message["client_id"])
+        paid = ledger.cash_out(station, message["client_id"])
         protection.close_session(station)
+    # The player's receipt: kept with the reply, so a cash-out sent again shows the same one.
+    receipt = {
+        "station": station.name,
+        "table": station.table.name,
+        "table_id": station.table_id,
+        "amount": fmt(paid),
+        "currency": station.table.currency,
+        "at": timezone.now().isoformat(),
+    }
+    return {"receipt": receipt}
 
 
 def _set_limits(station: Station, message: dict[str, Any], at: datetime) -> None:
@@ -490,7 +513,7 @@ def _set_limits(station: Station, message: dict[str, Any], at: datetime) -> None
     protection.set_limits(station, changes)
 
 
-def _take_break(station: Station, message: dict[str, Any], at: datetime) -> None:
+def _take_break(station: Station, message: dict[str, Any], at: datetime) -> dict[str, Any]:
     """A break of ``minutes``: the station cashes out, then refuses cash-ins and bets until
     the break ends (stations/protection.py)."""
     minutes = message.get("minutes")
@@ -498,8 +521,9 @@ def _take_break(station: Station, message: dict[str, Any], at: datetime) -> None
     if isinstance(minutes, bool) or not isinstance(minutes, int) or not 1 <= minutes <= most:
         raise EngineError(f"minutes must be a whole number from 1 to {most}", code="bad_message")
     protection.refuse_on_break(station)
-    _cash_out(station, message, at)
+    paid = _cash_out(station, message, at)
     protection.start_break(station, minutes)
+    return paid  # the cash-out's receipt
 
 
 def _still_here(station: Station, message: dict[str, Any], at: datetime) -> None:
@@ -509,14 +533,15 @@ def _still_here(station: Station, message: dict[str, Any], at: datetime) -> None
 REALITY_CHECK_ANSWERS = ("continue", "history", "cash_out")
 
 
-def _reality_check(station: Station, message: dict[str, Any], at: datetime) -> None:
+def _reality_check(
+    station: Station, message: dict[str, Any], at: datetime
+) -> dict[str, Any] | None:
     """The player's answer to the open reality check (stations/protection.py)."""
     answer = message.get("answer")
     if answer not in REALITY_CHECK_ANSWERS:
         raise EngineError('answer must be "continue", "history" or "cash_out"', code="bad_message")
     protection.answer_check(station, answer)
-    if answer == "cash_out":
-        _cash_out(station, message, at)
+    return _cash_out(station, message, at) if answer == "cash_out" else None  # its receipt
 
 
 def _recall(station: Station, message: dict[str, Any], at: datetime) -> dict[str, Any]:
@@ -529,7 +554,7 @@ def _state(station: Station, message: dict[str, Any], at: datetime) -> None:
     return None
 
 
-HANDLERS = {
+HANDLERS: dict[str, Callable[[Station, dict[str, Any], datetime], dict[str, Any] | None]] = {
     "place": _place,
     "place_many": _place_many,
     "undo": _undo,
@@ -593,6 +618,7 @@ def station_state(station: Station, full: bool = True) -> dict[str, Any]:
         return state
     state["round"] = {
         "id": round.pk,
+        "number": round.number,
         "phase": round.phase,
         "deadline": round.deadline.isoformat() if round.deadline else None,
         "last_event_id": f"{round.pk}.{round.last_seq}",
@@ -600,7 +626,7 @@ def station_state(station: Station, full: bool = True) -> dict[str, Any]:
     }
     state["bets"] = [
         {"box": b.box, "bet": b.code, "stake": fmt(b.stake)}
-        for b in round.bets.filter(station=station).order_by("box", "pk")
+        for b in writer.station_bets(round, station.pk)
     ]
     cards = 0
     if writer.bets_closed(round):  # the engine knows the round

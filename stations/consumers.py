@@ -13,7 +13,7 @@ from django.utils import timezone
 from rounds import receipts
 from rounds.recovery import server_connected
 from stations import batches
-from stations.commands import station_state
+from stations.commands import SESSION_ENDED, station_state
 from stations.models import Station
 from tablehub import attempts, metrics
 from tablehub.consumers import TableConsumer, client_id_of
@@ -107,12 +107,13 @@ class StationConsumer(TableConsumer):
             )
             return
         async with receipts.holding(self.table_id, self.received_at):
-            if not await self.session_holds(content):  # tablehub/session_guard.py
-                return
             reply = await batches.submit(self.station, content, self.received_at)
         if not reply["ok"]:
             log.info("station %s: %s", self.station, reply["error"])
         await self.send_json(reply)
+        if not reply["ok"] and reply["error"]["code"] == SESSION_ENDED:
+            await self.end_session(CLOSE_UNAUTHORIZED, reply["error"]["message"])
+            return
         waited = (timezone.now() - self.received_at).total_seconds()
         metrics.STATION_MESSAGE.labels(metrics.message_type(content["type"])).observe(waited)
 

@@ -16,6 +16,7 @@ from django.core.cache import cache
 from django.db.models import Sum
 
 from payouts.models import LedgerEntry
+from payouts.rtp import special_sheet
 from rounds import writer
 from rounds.engine import EngineError
 from rounds.engine.money import ZERO, fmt
@@ -29,6 +30,13 @@ HISTORY = 20
 WIN_CLASSES = ("regular", "nice", "big")
 # The effective timer of each timed step, by the name the table configuration uses.
 TIMED_STEPS = {"betting": "betting", "insurance": "insurance", "bonus": "bonus", "decision": "play"}
+
+
+def valid_stations(wanted: dict[int, str]) -> set[int]:
+    """Of ``{station id: credential hash}``, the stations still active with that hash (the
+    session check of tablehub/session_guard.py)."""
+    rows = Station.objects.filter(pk__in=wanted, is_active=True).values_list("pk", "credential")
+    return {pk for pk, credential in rows if wanted[pk] == credential}
 
 
 def table_info(table: Table, config: TableConfig) -> dict[str, Any]:
@@ -52,7 +60,23 @@ def table_info(table: Table, config: TableConfig) -> dict[str, Any]:
         "timers": {name: writer.timer_seconds(probe, phase) for name, phase in TIMED_STEPS.items()},
         "rules": config.ruleset().to_dict(),
         "paytables": paytables_shown(config),
+        "rtp": returns_to_player(config),
     }
+
+
+def returns_to_player(config: TableConfig) -> dict[str, str]:
+    """Each offered special bet's return to player under this configuration (its exact par
+    sheet, payouts/rtp.py, cached), a fraction with four places ("0.9538"); a bet whose
+    sheet cannot be made is left out."""
+    rules = config.ruleset()
+    shown = {}
+    for code in config.offered_special_bets():
+        try:
+            sheet = special_sheet(code, config.special_bets[code], rules)
+        except EngineError:
+            continue
+        shown[code] = f"{sheet['rtp']:.4f}"
+    return shown
 
 
 def paytables_shown(config: TableConfig) -> dict[str, dict[str, Any]]:
@@ -99,14 +123,15 @@ def _decimal(value: Any) -> Decimal | None:
 def player_history(station: Station, limit: int = HISTORY) -> list[dict[str, Any]]:
     """The station's last ``limit`` settled rounds with a bet, newest first: every stake the
     round took (bets, doubles, splits, insurance) and everything it paid back."""
-    round_ids = list(
+    numbers = dict(
         Round.objects.filter(
             table_id=station.table_id, phase=Round.Phase.SETTLED, bets__station=station
         )
         .order_by("-pk")
-        .values_list("pk", flat=True)
+        .values_list("pk", "number")
         .distinct()[:limit]
     )
+    round_ids = list(numbers)  # newest first: a dict keeps the query's order
     staked: dict[int, Decimal] = defaultdict(lambda: ZERO)
     returned: dict[int, Decimal] = defaultdict(lambda: ZERO)
     rows = (
@@ -122,6 +147,7 @@ def player_history(station: Station, limit: int = HISTORY) -> list[dict[str, Any
     return [
         {
             "round": pk,
+            "number": numbers[pk],
             "staked": fmt(staked[pk]),
             "returned": fmt(returned[pk]),
             "net": fmt(returned[pk] - staked[pk]),
@@ -174,7 +200,7 @@ def dealer_history(table: Table, limit: int = HISTORY) -> list[dict[str, Any]]:
             outcome["blackjack"] = dealer["blackjack"]
             if key:
                 fresh[key] = outcome
-        history.append({"round": round.pk, **outcome})
+        history.append({"round": round.pk, "number": round.number, **outcome})
     if fresh:
         cache.set_many(fresh, timeout=None)
     return history

@@ -31,7 +31,8 @@ from payouts.specials.defaults import default_paytable_rows as default_paytables
 from rounds.engine import RuleSet
 from rounds.engine.rules import AUTO_STAND, BLACKJACK_PAYS, DOUBLE_ON, TIMEOUT_ACTIONS
 from tablehub.configuration import check_config, check_tables_under, save_version
-from tablehub.models import Jurisdiction, Report, Shoe, Table, TableConfig
+from tablehub.models import InstallCheck, Jurisdiction, Report, Shoe, Table, TableConfig
+from tablehub.program import check_lines
 
 # --- jurisdictions ------------------------------------------------------------------------
 
@@ -598,7 +599,16 @@ class ShoeAdmin(admin.ModelAdmin):
     list_filter = ("table",)
     # The virtual shoe's order is never shown, and the counts of the cards drawn leave out
     # the hole card while it is face down (croupier.services.drawn_shown).
-    fields = ("table", "decks", "started_at", "closed_at", "cards_drawn", "reader_seq", "counts")
+    fields = (
+        "table",
+        "decks",
+        "started_at",
+        "closed_at",
+        "cards_drawn",
+        "reader_seq",
+        "counts",
+        "reconciled",
+    )
     readonly_fields = fields
 
     def lookup_allowed(self, lookup, value, request=None) -> bool:
@@ -611,6 +621,19 @@ class ShoeAdmin(admin.ModelAdmin):
     def counts(self, obj: Shoe) -> str:
         shown = drawn_shown(obj)
         return ", ".join(f"{card}: {n}" for card, n in shown.items()) or "-"
+
+    @admin.display(description="reconciliation")
+    def reconciled(self, obj: Shoe) -> str:
+        # Stored when the shoe ended (croupier/conservation.py): no card is face down then.
+        if obj.reconciliation is None:
+            return "- (the shoe has not ended)"
+        r = obj.reconciliation
+        verdict = "conserved" if r["conserved"] else "NOT conserved"
+        return (
+            f"{verdict}: {r['cards_dealt']} dealt, {r['cards_discarded']} discarded, "
+            f"reader count {r['reader_count']}, over the decks: {', '.join(r['over']) or 'none'}, "
+            f"supervisor alerts: {r['alerts']}"
+        )
 
     def has_add_permission(self, request) -> bool:
         return False
@@ -632,4 +655,36 @@ class ReportAdmin(admin.ModelAdmin):
         return False
 
     def has_change_permission(self, request, obj=None) -> bool:
+        return False
+
+
+@admin.register(InstallCheck)
+class InstallCheckAdmin(admin.ModelAdmin):
+    """Program authentication's results, newest first (tablehub/program.py): read only."""
+
+    list_display = ("checked_at", "ok", "files", "manifest_sha256", "found")
+    list_filter = ("ok",)
+    fields = (
+        "checked_at",
+        "ok",
+        "files",
+        "manifest_sha256",
+        "changed",
+        "missing",
+        "extra",
+        "error",
+    )
+    readonly_fields = fields
+
+    @admin.display(description="found")
+    def found(self, obj: InstallCheck) -> str:
+        return "; ".join(check_lines(obj)) or "every file verifies"
+
+    def has_add_permission(self, request) -> bool:
+        return False
+
+    def has_change_permission(self, request, obj=None) -> bool:
+        return False
+
+    def has_delete_permission(self, request, obj=None) -> bool:
         return False

@@ -13,6 +13,7 @@ django_asgi_app = get_asgi_application()
 from channels.routing import ProtocolTypeRouter, URLRouter
 
 from tablehub.origins import ExactOriginValidator
+from tablehub.program import check_at_start
 from tablehub.routing import websocket_urlpatterns
 
 application = ProtocolTypeRouter(
@@ -26,6 +27,9 @@ application = ProtocolTypeRouter(
         ),
     }
 )
+
+# Program authentication at start-up (tablehub/program.py; TABLEHUB_VERIFY_INSTALL_AT_START).
+check_at_start()
 
 # Everything loaded at start-up lives as long as the process: keep it out of the garbage
 # collector's full passes, whose pauses otherwise show up as the slowest fan-outs.

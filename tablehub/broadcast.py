@@ -24,6 +24,7 @@ import asyncio
 import json
 import logging
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -89,9 +90,20 @@ def publish_on_commit(table_id: int, round_id: int, seq: int, notices: list[Noti
         transaction.on_commit(lambda: publish(table_id, round_id, seq, notices))
 
 
-def publish(table_id: int, round_id: int, seq: int, notices: list[Notice]) -> None:
+def publish_news_on_commit(table_id: int, round_id: int, seq: int, notices: list[Notice]) -> None:
+    """Tell the table ``notices`` that no logged input caused (a restarted betting window,
+    the table closed or opened, a new shoe) once this transaction commits. Their ids are
+    ``round.seq.n`` with the round's newest ``seq`` and, for ``n``, the server's clock in
+    milliseconds: they sort after that input's own events and never look like a gap
+    (docs/protocol.md, "Events")."""
+    if notices:
+        first = int(time.time() * 1000)
+        transaction.on_commit(lambda: publish(table_id, round_id, seq, notices, first))
+
+
+def publish(table_id: int, round_id: int, seq: int, notices: list[Notice], first: int = 0) -> None:
     frames: list[Frame] = []
-    for n, notice in enumerate(notices):
+    for n, notice in enumerate(notices, start=first):
         event: dict[str, Any] = {"type": "event", "id": f"{round_id}.{seq}.{n}", "round": round_id}
         event["event"] = notice.message
         if "deadline" in notice.message:  # a countdown needs the server's clock beside it

@@ -21,6 +21,14 @@ app.autodiscover_tasks()
 
 
 @worker_ready.connect
+def verify_install_at_start(**kwargs: object) -> None:
+    """Program authentication when a worker starts (tablehub/program.py), as the servers do."""
+    from tablehub.program import check_at_start  # noqa: PLC0415 (Django is set up by now)
+
+    check_at_start()
+
+
+@worker_ready.connect
 def serve_metrics(**kwargs: object) -> None:
     """With TABLEHUB_WORKER_METRICS_PORT set, the worker serves its metrics (the timers'
     lateness: tablehub/metrics.py) at http://TABLEHUB_WORKER_METRICS_ADDR:PORT/metrics

@@ -21,6 +21,10 @@ from tablehub import roles
 from tablehub.models import Jurisdiction, Table, TableConfig
 
 DEMO_SPECIAL_BETS = ("21+3", "pair", "lucky_ladies", "bust")
+# The demo lets a newcomer try the dispute flow (seed 001 §3.7): disputes on, and a settled
+# round stays disputable for a minute.
+DEMO_DISPUTE_WINDOW_SECONDS = 60
+DEMO_JURISDICTION = "demo"
 STAFF = {"dealer": roles.DEALER, "supervisor": roles.SUPERVISOR}
 
 
@@ -40,6 +44,16 @@ def demo_special_bets() -> dict[str, dict]:
     return offered
 
 
+def demo_credential(station: Station) -> str | None:
+    """The demo credential of a station of a demo-jurisdiction table, while it still opens
+    the station (a floor manager may have changed it); None for every other station. The
+    front door links the demo's stations with it, as ``./dev run`` prints them."""
+    credential = f"demo-{station.name}"
+    if station.table.jurisdiction.code != DEMO_JURISDICTION:
+        return None
+    return credential if station.check_credential(credential) else None
+
+
 @transaction.atomic
 def ensure_demo_table(
     name: str = "Demo table",
@@ -48,8 +62,12 @@ def ensure_demo_table(
     timers: dict[str, float] | None = None,
 ) -> Demo:
     jurisdiction, _ = Jurisdiction.objects.get_or_create(
-        code="demo", defaults={"name": "Demo (no real money)"}
+        code=DEMO_JURISDICTION, defaults={"name": "Demo (no real money)"}
     )
+    if not jurisdiction.disputes_allowed:  # also a demo database made before disputes were on
+        jurisdiction.disputes_allowed = True
+        jurisdiction.dispute_window_seconds = DEMO_DISPUTE_WINDOW_SECONDS
+        jurisdiction.save(update_fields=["disputes_allowed", "dispute_window_seconds"])
     table, created = Table.objects.get_or_create(
         name=name, defaults={"jurisdiction": jurisdiction, "boxes": 3, "mode": mode}
     )

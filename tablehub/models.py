@@ -13,6 +13,7 @@ from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
+from django.utils import timezone
 from simple_history import register
 from simple_history.models import HistoricalRecords
 
@@ -140,6 +141,11 @@ class Jurisdiction(models.Model):
     )
     source = models.TextField(
         blank=True, help_text="where each value comes from (document and line)"
+    )
+    install_check_required = models.BooleanField(
+        default=False,
+        help_text="tables open only while the last program authentication (verify_install) "
+        "verified",
     )
     history = HistoricalRecords()
 
@@ -328,6 +334,11 @@ class Shoe(models.Model):
         blank=True,
         help_text="copies of each card drawn from this shoe so far (a shoe with a cut card)",
     )
+    reconciliation = models.JSONField(
+        null=True,
+        blank=True,
+        help_text="every card dealt from it, reconciled when it ended (croupier/conservation.py)",
+    )
 
     def __str__(self) -> str:
         return f"{self.table} shoe {self.pk}"
@@ -368,3 +379,23 @@ def _register_history() -> None:
 
 
 _register_history()
+
+
+class InstallCheck(models.Model):
+    """One program authentication: the installed files checked against the manifest
+    (tablehub/program.py)."""
+
+    checked_at = models.DateTimeField(default=timezone.now)
+    ok = models.BooleanField()
+    files = models.PositiveIntegerField(default=0)
+    manifest_sha256 = models.CharField(max_length=64, blank=True)
+    changed = models.JSONField(default=list)
+    missing = models.JSONField(default=list)
+    extra = models.JSONField(default=list)
+    error = models.TextField(blank=True)
+
+    class Meta:
+        ordering = ["-pk"]
+
+    def __str__(self) -> str:
+        return f"install check {self.checked_at:%Y-%m-%d %H:%M}: {'ok' if self.ok else 'FAILED'}"

@@ -4,8 +4,11 @@ A tablet socket is a logged-in user with a tablet role at this table; a station 
 station with its device credential; a card reader's socket the table's reader key. Each is
 checked when it starts (join, hello, connect) and again:
 
-* on every message it sends (``session_holds``), before the message does anything: a
-  message of a session that ended is refused with ``unauthorized`` and the socket closed;
+* on every message it sends, before the message does anything: a message of a session that
+  ended is refused with ``unauthorized`` and the socket closed. The tablet and the reader
+  check in the same database-thread hop as the message (``within_session``); a station's
+  message is checked inside its batch's transaction (``stations.commands.handle_batch``,
+  one query for the batch), so the check costs a burst no extra hop;
 * at once when something that may end it changes (``revoke``, sent on commit by the signal
   handlers below): logout, a user saved (deactivated, password changed) or deleted, a
   change of the user's groups or of the table's staff, a station or table saved or deleted.
@@ -16,9 +19,9 @@ checked when it starts (join, hello, connect) and again:
 A logout sends the hash of the ended session's key: the socket of that session closes
 whatever the database says yet (Django's logout tells before it deletes the session).
 
-The station check runs for many sockets at once, so the checks that arrive together share
-one query (``StationChecks``). A station's ``ping`` (the server's clock, nothing of the
-table) is not checked per message; the push closes it all the same.
+The pushes reach many station sockets at once, so the checks they cause share one query
+(``StationChecks``). A station's ``ping`` (the server's clock, nothing of the table) is not
+checked per message; the push closes it all the same.
 """
 
 from __future__ import annotations
@@ -39,6 +42,7 @@ from django.db.models.signals import m2m_changed, post_delete, post_save, pre_de
 from django.dispatch import receiver
 
 from stations.models import Station
+from stations.selectors import valid_stations
 from tablehub import broadcast, roles
 from tablehub.models import Table
 
@@ -70,7 +74,8 @@ class SessionGuard:
     """The part of ``tablehub.consumers.TableConsumer`` that keeps a socket's session valid.
 
     A consumer calls ``guard_session(group)`` once the session started and implements
-    ``session_refusal``; it calls ``session_holds(content)`` before handling a message."""
+    ``session_refusal``; it checks the session before handling a message (``within_session``,
+    or inside the station's batch)."""
 
     session_group: str | None = None
     # Provided by the consumer (channels' AsyncJsonWebsocketConsumer and TableConsumer).
@@ -90,16 +95,6 @@ class SessionGuard:
         """None while the session holds, else (close code, why); ``ended`` is the hash of a
         session key that was logged out."""
         return await database_sync_to_async(self.check_session)()
-
-    async def session_holds(self, content: Any) -> bool:
-        """Check the session before a message; refuse the message and close if it ended."""
-        if self.session_group is None or self.closing:
-            return not self.closing
-        refusal = await self.session_refusal()
-        if refusal is None:
-            return True
-        await self.refuse_and_end(content, refusal)
-        return False
 
     async def within_session(self, content: Any, work: Callable[[], T]) -> T | None:
         """``work()`` on the database thread if the session holds (checked in the same hop,
@@ -187,12 +182,6 @@ def reader_refusal(table_id: int, key_hash: str) -> tuple[int, str] | None:
     return CLOSE_UNAUTHORIZED, "the reader key was changed: say hello again"
 
 
-def valid_stations(wanted: dict[int, str]) -> set[int]:
-    """Of ``{station id: credential hash}``, the stations still active with that hash."""
-    rows = Station.objects.filter(pk__in=wanted, is_active=True).values_list("pk", "credential")
-    return {pk for pk, credential in rows if wanted[pk] == credential}
-
-
 class StationChecks:
     """The station checks of one event loop: those that arrive while a query runs wait for
     the next one, which answers all of them (one query and one database-thread hop for a
@@ -220,7 +209,12 @@ class StationChecks:
                 valid = await database_sync_to_async(valid_stations)(
                     {pk: credential for pk, (credential, _) in batch.items()}
                 )
-            except BaseException as exc:
+            except asyncio.CancelledError:  # the loop is closing: so are its sockets
+                for _, futures in batch.values():
+                    for future in futures:
+                        future.cancel()
+                raise
+            except Exception as exc:
                 for _, futures in batch.values():
                     for future in futures:
                         if not future.done():

@@ -106,6 +106,7 @@ INSTALLED_APPS = [
     "rest_framework",
     "rest_framework.authtoken",
     "drf_spectacular",
+    "drf_spectacular_sidecar",  # Swagger UI and ReDoc's files, served by us (no CDN)
     "simple_history",
     "axes",
     "tablehub",
@@ -247,6 +248,8 @@ if REDIS_URL:
         }
     }
     CELERY_BROKER_URL = REDIS_URL
+    # kombu's Redis transport, with its exit on a Redis restart fixed (tablehub/broker.py).
+    CELERY_BROKER_TRANSPORT = "tablehub.broker:Transport"
     CELERY_TASK_ALWAYS_EAGER = False
     # Shared by the server processes: the failed-attempt counts (tablehub/attempts.py).
     CACHES = {
@@ -274,9 +277,20 @@ CELERY_TASK_ACKS_LATE = True
 # jurisdiction's stale_game_hours (rounds/stale.py). Celery beat sends both tasks in
 # production (`celery -A tablehub beat`, one per installation); the embedded server runs
 # them on its own event loop (rounds/recovery.start_sweeps).
-TABLEHUB_SWEEP_SECONDS = float(os.environ.get("TABLEHUB_SWEEP_SECONDS", "10"))
-TABLEHUB_SWEEP_GRACE_SECONDS = float(os.environ.get("TABLEHUB_SWEEP_GRACE_SECONDS", "5"))
+# No single fault may stall a table for more than its step's timer plus 5 seconds (issue
+# 17): a lost timer fires at most grace + interval (3 s) after its deadline. A sweep is
+# one indexed query.
+TABLEHUB_SWEEP_SECONDS = float(os.environ.get("TABLEHUB_SWEEP_SECONDS", "2"))
+TABLEHUB_SWEEP_GRACE_SECONDS = float(os.environ.get("TABLEHUB_SWEEP_GRACE_SECONDS", "1"))
 TABLEHUB_STALE_SWEEP_SECONDS = float(os.environ.get("TABLEHUB_STALE_SWEEP_SECONDS", "600"))
+# Program authentication (tablehub/program.py, docs/integrity.md): the manifest of the
+# installed files (manage.py make_manifest), checked at start-up (when the setting is on: by
+# default unless DEBUG) and every TABLEHUB_VERIFY_INSTALL_SECONDS by Celery beat.
+TABLEHUB_MANIFEST = os.environ.get("TABLEHUB_MANIFEST", str(BASE_DIR / "MANIFEST.sha256"))
+TABLEHUB_VERIFY_INSTALL_AT_START = env_bool("TABLEHUB_VERIFY_INSTALL_AT_START", not DEBUG)
+TABLEHUB_VERIFY_INSTALL_SECONDS = float(
+    os.environ.get("TABLEHUB_VERIFY_INSTALL_SECONDS", str(24 * 3600))
+)
 CELERY_BEAT_SCHEDULE = {
     "sweep-round-timers": {
         "task": "rounds.tasks.sweep_timers",
@@ -288,6 +302,11 @@ CELERY_BEAT_SCHEDULE = {
         "task": "rounds.tasks.void_stale_games",
         "schedule": TABLEHUB_STALE_SWEEP_SECONDS,
         "options": {"expires": TABLEHUB_STALE_SWEEP_SECONDS},
+    },
+    "verify-install": {
+        "task": "tablehub.tasks.verify_install",
+        "schedule": TABLEHUB_VERIFY_INSTALL_SECONDS,
+        "options": {"expires": TABLEHUB_VERIFY_INSTALL_SECONDS},
     },
 }
 
@@ -326,6 +345,9 @@ SPECTACULAR_SETTINGS = {
     "DESCRIPTION": "Live dealer-assist blackjack table backend.",
     "VERSION": "0.1.0",
     "COMPONENT_SPLIT_REQUEST": True,
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "REDOC_DIST": "SIDECAR",
 }
 
 LOGGING = {

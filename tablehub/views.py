@@ -1,15 +1,27 @@
-"""Project-level views: the health check, and the API's answer for a path it does not have."""
+"""Project-level views: the front door (``/``), the health check, and the API's answer for a
+path it does not have."""
 
 import logging
 
 from channels.layers import get_channel_layer
 from django.db import connection
 from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.shortcuts import render
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET
 from django.views.defaults import page_not_found
 
+from tablehub import program
+from tablehub.front_door import table_entries
+
 logger = logging.getLogger("tablehub")
+
+
+@never_cache
+@require_GET
+def front_door(request: HttpRequest) -> HttpResponse:
+    """What this server is, and each table with its status and each role's links."""
+    return render(request, "front_door.html", {"entries": table_entries()})
 
 
 @never_cache
@@ -17,10 +29,11 @@ logger = logging.getLogger("tablehub")
 def health(request: HttpRequest) -> JsonResponse:
     """Report the database vendor and channel layer after a trivial DB query.
 
-    Answers 200 when the database answers, 503 with an ``error`` field when not.
+    Answers 200 when the database answers, 503 with an ``error`` field when not. ``install``
+    is the last program authentication (tablehub/program.py; null: none has run).
     """
     layer = get_channel_layer()
-    body = {
+    body: dict[str, object] = {
         "status": "ok",
         "database": connection.vendor,
         "channel_layer": type(layer).__name__ if layer is not None else None,
@@ -33,6 +46,7 @@ def health(request: HttpRequest) -> JsonResponse:
         logger.exception("health check: database query failed")
         body.update(status="error", error=f"database: {type(exc).__name__}")
         return JsonResponse(body, status=503)
+    body["install"] = program.as_data(program.last_check())
     return JsonResponse(body)
 
 

@@ -315,8 +315,10 @@ async def test_every_frame_of_a_scripted_round_is_valid_against_the_schema(table
     for frame in shoe.frames:
         assert_valid(READER_FRAME, frame)
     events = {f["event"]["type"] for s in (s1, s2) for f in s.frames if f["type"] == "event"}
-    # corrected, state: test_corrected_events; bets_refused: tests/disputes/test_money_takebacks
-    assert schema_types("event") - events == {"corrected", "state", "bets_refused"}
+    # corrected, state: test_corrected_events; bets_refused: tests/disputes/test_money_takebacks;
+    # the table's notices: tests/stations/test_table_notices.py
+    notices = {"betting_restarted", "refunded", "table_status", "shoe_changed"}
+    assert schema_types("event") - events == {"corrected", "state", "bets_refused", *notices}
     seen = {f["error"]["code"] for s in (s1, s2, shoe) for f in s.frames if f.get("ok") is False}
     assert seen == set(codes)
     assert len(seen) >= 25, sorted(seen)

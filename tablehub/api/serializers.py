@@ -18,6 +18,7 @@ class ErrorSerializer(serializers.Serializer):
 
 class RoundBriefSerializer(serializers.Serializer):
     id = serializers.IntegerField()
+    number = serializers.IntegerField(help_text="the round's number at its table: 1, 2, ...")
     phase = serializers.CharField()
     config_version = serializers.IntegerField()
     created_at = serializers.DateTimeField()
@@ -139,6 +140,7 @@ class StationSerializer(serializers.Serializer):
 
 class StationRoundSerializer(serializers.Serializer):
     id = serializers.IntegerField()
+    number = serializers.IntegerField(help_text="the round's number at its table: 1, 2, ...")
     table = serializers.IntegerField()
     phase = serializers.CharField()
     config_version = serializers.IntegerField()

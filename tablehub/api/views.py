@@ -183,6 +183,7 @@ def table_status(table: Table) -> dict[str, Any]:
 def _round_brief(round: Round) -> dict[str, Any]:
     return {
         "id": round.pk,
+        "number": round.number,
         "phase": round.phase,
         "config_version": round.config.version,
         "created_at": round.created_at,
@@ -397,6 +398,7 @@ class TableRounds(Base):
 def _round_row(round: Round, totals: dict) -> dict[str, Any]:
     return {
         "id": round.pk,
+        "number": round.number,
         "table": round.table_id,
         "phase": round.phase,
         "config_version": round.config.version,

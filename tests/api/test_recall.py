@@ -151,7 +151,7 @@ def test_the_last_hundred_rounds_of_a_station_in_few_queries(
     s1, _ = stations
     config = table.current_config()
     rounds = Round.objects.bulk_create(
-        [Round(table=table, config=config, phase="settled") for _ in range(130)]
+        [Round(table=table, number=n, config=config, phase="settled") for n in range(1, 131)]
     )
     LedgerEntry.objects.bulk_create(
         LedgerEntry(station=s1, round=r, kind="stake", amount=Decimal("-1"), key=f"k{r.pk}")

@@ -8,6 +8,7 @@ Locally these tests skip when Chromium is not installed; with CI=true they fail 
 from __future__ import annotations
 
 import os
+import shutil
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -16,6 +17,7 @@ from channels.layers import channel_layers
 
 CHROMIUM = "/usr/bin/chromium"
 ARTIFACTS = Path(__file__).resolve().parents[2] / "artifacts" / "screenshots"
+DOCS = Path(__file__).resolve().parents[2] / "docs" / "screenshots"
 TABLET = {"width": 1280, "height": 800}  # a 10-inch tablet in landscape
 STATION = {"width": 1024, "height": 768}  # a station's touch screen
 
@@ -95,6 +97,20 @@ def screenshot(page, name: str) -> Path:
     path = ARTIFACTS / f"{name}.png"
     page.screenshot(path=str(path), full_page=True)
     return path
+
+
+def keep(page, name: str, whole: bool = False) -> None:
+    """A screenshot, a test artifact (what is on the screen, or the whole page), copied to
+    docs/screenshots/ when TABLEHUB_REFRESH_SCREENSHOTS is set."""
+    if whole:
+        path = screenshot(page, name)
+    else:
+        ARTIFACTS.mkdir(parents=True, exist_ok=True)
+        path = ARTIFACTS / f"{name}.png"
+        page.screenshot(path=str(path))
+    if os.environ.get("TABLEHUB_REFRESH_SCREENSHOTS"):
+        DOCS.mkdir(parents=True, exist_ok=True)
+        shutil.copy(path, DOCS / f"{name}.png")
 
 
 # -- helpers of the browser tests (plain functions, imported by the test modules) ------------

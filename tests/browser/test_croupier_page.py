@@ -65,6 +65,10 @@ def test_the_dealer_deals_a_round_from_the_tablet(server, demo, station_page):
         ["9♠ → box 1", "6♣ → dealer up", "7♥ → box 1", "face down → hole (face down)"]
     )
     expect(page.locator("#dealer-cards")).to_have_text("6♣face down")
+    # the step's count: who answered, who is still deciding
+    expect(page.locator("#stations-info")).to_have_text(
+        re.compile(r"^1 playing · step \d+: 0 answered · 1 deciding$")
+    )
     expect(button(page, "Deal card")).to_be_disabled()  # the station decides first
     assert "Q♥" not in page.content()
 
@@ -108,9 +112,29 @@ def test_a_supervisor_voids_a_round_from_the_dialog(server, demo, station_page):
     button(page, "Dismiss").click()
     expect(alert).to_be_hidden()
 
+    # Each supervisor action's dialog shows its own fields only.
+    button(page, "Correct card").click()
+    correct = page.get_by_role("dialog", name="Supervisor approval: Correct card")
+    expect(correct.get_by_label("Card to correct")).to_be_visible()
+    expect(correct.get_by_label("Discarded card")).to_be_hidden()
+    expect(correct.get_by_role("group", name="Resolution")).to_be_hidden()
+    button(correct, "Cancel").click()
+    expect(correct).to_be_hidden()
+    button(page, "Discard card").click()
+    discard = page.get_by_role("dialog", name="Supervisor approval: Discard card")
+    expect(discard.get_by_label("Discarded card")).to_be_visible()
+    expect(discard.get_by_label("Card to correct")).to_be_hidden()
+    button(discard, "Cancel").click()
+
     button(page, "Void round").click()
     dialog = page.get_by_role("dialog", name="Supervisor approval: Void round")
     expect(dialog).to_be_visible()
+    # only the void's fields: no card to correct or discard, no dispute's resolution
+    expect(dialog.get_by_label("Reason")).to_be_visible()
+    for other in ("Card to correct", "Right card", "Discarded card"):
+        expect(dialog.get_by_label(other)).to_be_hidden()
+    expect(dialog.get_by_role("group", name="Resolution")).to_be_hidden()
+    screenshot(page, "croupier-void-dialog")
     dialog.get_by_label("Supervisor username").fill("supervisor")
     dialog.get_by_label("Supervisor password").fill("wrong")
     dialog.get_by_label("Reason").fill("misdeal")

@@ -99,7 +99,9 @@ def test_a_station_joins_bets_and_plays_a_round(server, demo, station_page):
     # A refused command is shown, not dropped: a special bet above the table's maximum.
     button(page, "$500").click()
     page.get_by_role("button", name="Box 1 pair").click()
-    expect(page.get_by_role("status")).to_contain_text("above the table maximum 100")
+    expect(page.get_by_role("status")).to_have_text(
+        "That bet is above the table's maximum. The maximum is $100.00."
+    )
     button(page, "$5").click()
 
     writer.close_bets(round.pk)
@@ -134,10 +136,10 @@ def test_a_station_joins_bets_and_plays_a_round(server, demo, station_page):
     expect(page.locator("#last-bet")).to_have_text("$5.00")
     expect(page.locator("#last-win")).to_have_text("$10.00")
     expect_decisions(page, enabled=[])
-    expect(page.get_by_role("listitem", name=f"Round {round.pk}: 22, bust")).to_be_visible()
+    expect(page.get_by_role("listitem", name=f"Round {round.number}: 22, bust")).to_be_visible()
     expect(page.locator("#dealer-stats .stat")).to_contain_text(["Rounds1", "Bust100% (1)"])
     expect(page.locator("#player-history tr")).to_have_text(
-        [re.compile(rf"{round.pk}\s*\$5\.00\s*\$10\.00\s*\$5\.00")]
+        [re.compile(rf"{round.number}\s*\$5\.00\s*\$10\.00\s*\$5\.00")]
     )
     screenshot(page, "station-s1-end-of-round")
     assert errors == []

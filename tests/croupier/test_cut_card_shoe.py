@@ -52,8 +52,8 @@ def test_a_cut_card_shoe_refuses_a_card_whose_copies_are_all_out():
     events = RoundEvent.objects.count()
     with pytest.raises(EngineError) as exc:
         scan(table, 6, "AS")  # the one ace of spades left the shoe in the first round
-    assert exc.value.code == "impossible_card"
-    assert "all 1 copies of it have left this 1-deck shoe" in exc.value.reason
+    assert exc.value.code == "card_count_exceeded"
+    assert "reader card 6 would be one copy more of its card than this 1-deck" in exc.value.reason
     shoe = current_shoe(table)
     assert (shoe.reader_seq, RoundEvent.objects.count()) == (5, events)  # nothing changed
     scan(table, 6, "AH")  # another card is fine

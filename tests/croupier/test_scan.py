@@ -50,7 +50,7 @@ def test_cards_in_sequence_duplicates_ignored(round):
 def test_refused_scans_change_nothing(round, seq, card, code):
     if code is None:  # a second 9S in a one-deck shoe is impossible
         scan(round.table, 1, "9S")
-        seq, code = 2, "impossible_card"
+        seq, code = 2, "card_count_exceeded"
     events = RoundEvent.objects.count()
     reader = current_shoe(round.table).reader_seq
     with pytest.raises(EngineError) as exc:
@@ -58,8 +58,12 @@ def test_refused_scans_change_nothing(round, seq, card, code):
     assert exc.value.code == code
     # A card read is never named: the tablet, facing the table, shows reader errors.
     assert "9S" not in exc.value.line()
-    if code == "impossible_card":
-        assert exc.value.line() == "reader card 2 drawn 2 times, but a 1-deck shoe holds 1"
+    if code == "card_count_exceeded":
+        assert exc.value.line() == (
+            "reader card 2 would be one copy more of its card than this 1-deck shoe holds: "
+            "check the card (a misread, or a card from another shoe), then scan it again or "
+            "enter it by hand; a supervisor has been alerted"
+        )
     assert RoundEvent.objects.count() == events
     assert current_shoe(round.table).reader_seq == reader
 

@@ -242,7 +242,7 @@ async def test_manual_cards_are_scans_with_the_next_sequence_number(table):
     ]
     before = await db(counts)()
     for n, message, code in [
-        (3, {"card": "TD"}, "impossible_card"),  # one deck: one ten of diamonds
+        (3, {"card": "TD"}, "card_count_exceeded"),  # one deck: one ten of diamonds
         (4, {"card": "ZZ"}, "unreadable_card"),
         (5, {"card": "9S", "burn": True}, "card_not_expected"),  # burns only before the deal
         (6, {}, "missing_field"),
@@ -281,10 +281,13 @@ async def test_reader_errors_reach_the_tablet(table):
     await drain(ws, frames)
     assert (await read(1, "9S"))["duplicate"] is True  # a repeated scan is ignored, no error
     assert await ws.receive_nothing(timeout=0.2)
-    assert (await read(2, "9S"))["error"]["code"] == "impossible_card"
+    assert (await read(2, "9S"))["error"]["code"] == "card_count_exceeded"
     error = await ws.receive_json_from()
-    assert (error["type"], error["code"]) == ("reader_error", "impossible_card")
+    assert (error["type"], error["code"]) == ("reader_error", "card_count_exceeded")
     assert "9S" not in error["message"]  # the tablet faces the table: never the card read
+    alert = await ws.receive_json_from()  # card conservation: the supervisor is alerted
+    assert (alert["type"], alert["code"], alert["seq"]) == ("supervisor_alert", error["code"], 2)
+    assert "9S" not in alert["message"]
     await reader.disconnect()
     await ws.disconnect()
 

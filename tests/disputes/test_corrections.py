@@ -116,6 +116,7 @@ def test_a_correction_after_the_settlement_pays_the_corrected_round(new_play, sn
         assert pushed["state"]["last_round"] == round.pk and pushed["state"]["last_win"] == won
         assert pushed["state"]["dealer_history"][0] == {
             "round": round.pk,
+            "number": round.number,
             "total": 26,
             "bust": True,
             "blackjack": False,

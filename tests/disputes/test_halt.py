@@ -37,7 +37,12 @@ def test_a_dispute_halts_everything_and_the_round_goes_on_after_continue(play, s
     reply = play.send("s1", type="dispute")
     assert reply["ok"], reply
     assert reply["state"]["round"]["halted"] is True
-    assert reply["state"]["dispute"] == {"round": round.pk, "until": None, "halted": True}
+    assert reply["state"]["dispute"] == {
+        "round": round.pk,
+        "number": round.number,
+        "until": None,
+        "halted": True,
+    }
     round.refresh_from_db()
     assert round.step_key.startswith("halted:") and round.deadline is None
     row = RoundEvent.objects.get(round=round, kind="dispute")

@@ -165,7 +165,7 @@ def test_celery_beat_sends_both_sweeps():
     schedule = django_settings.CELERY_BEAT_SCHEDULE
     tasks_by_name = {entry["task"]: entry for entry in schedule.values()}
     assert tasks_by_name["rounds.tasks.void_stale_games"]["schedule"] == 600
-    assert tasks_by_name["rounds.tasks.sweep_timers"]["schedule"] == 10
+    assert tasks_by_name["rounds.tasks.sweep_timers"]["schedule"] == 2
     app.loader.import_default_modules()
     assert set(tasks_by_name) <= set(app.tasks)
     assert app.conf.beat_schedule == schedule

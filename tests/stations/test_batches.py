@@ -16,7 +16,7 @@ from django.utils import timezone
 
 from rounds import writer
 from rounds.models import RoundEvent
-from stations import batches
+from stations import batches, commands
 from stations.models import Station, StationCommand
 from tablehub import broadcast
 from tablehub.fanout import PUBLIC, STATION, table_group
@@ -25,9 +25,16 @@ from tests.stations.test_receipt_time import (  # the same table: twelve station
     HeldBack,
     deal_to_the_first_decision,
     join,
+    make_table,
     reply_to,
-    table,  # noqa: F401 (a fixture)
 )
+
+
+@pytest.fixture
+def table(transactional_db):
+    """The receipt-time tests' table, with a decision timer that no join or held-back write
+    of these tests outlasts on a loaded machine (none of them is about the deadline)."""
+    return make_table(25)  # the jurisdiction's longest
 
 
 @pytest.fixture(autouse=True)
@@ -37,7 +44,7 @@ async def _close_the_consumers_connection():
 
 
 @pytest.mark.django_db(transaction=True)
-async def test_messages_that_arrive_together_are_one_batch_each_with_its_own_reply(table):  # noqa: F811
+async def test_messages_that_arrive_together_are_one_batch_each_with_its_own_reply(table):
     await database_sync_to_async(deal_to_the_first_decision)(table)
     sockets = [await join(table, f"s{n:02d}") for n in range(STATIONS)]
     s00_again, _ = await join(table, "s00")  # the same station on a second socket
@@ -88,26 +95,51 @@ async def test_messages_that_arrive_together_are_one_batch_each_with_its_own_rep
 
 
 @pytest.mark.django_db(transaction=True)
-def test_a_batch_that_fails_as_a_whole_answers_every_other_message(table):  # noqa: F811
-    async def build() -> list[batches.Message]:
-        now = timezone.now()
-        s00 = await database_sync_to_async(Station.objects.get)(table=table, name="s00")
-        ghost = Station(pk=10**6, table=table, name="ghost")  # removed meanwhile: no row
-        return [
-            batches.Message(s00, {"type": "state", "client_id": "x"}, now),
-            batches.Message(ghost, {"type": "state", "client_id": "y"}, now),
-            batches.Message(s00, {"type": "state", "client_id": "z"}, now),
-        ]
+def test_a_batch_that_fails_as_a_whole_answers_every_other_message(table, monkeypatch):
+    """A message that fails with something other than a refusal (a fault, injected here)
+    undoes its batch; each other message is then written alone and answered."""
+    dispatch = commands._dispatch
 
-    messages = asyncio.run(build())
+    def failing_for_y(station, message, at):
+        if message["client_id"] == "y":
+            raise RuntimeError("injected fault")
+        dispatch(station, message, at)
+
+    monkeypatch.setattr(commands, "_dispatch", failing_for_y)
+    s00, s01 = Station.objects.filter(table=table).order_by("name")[:2]
+    now = timezone.now()
+    messages = asyncio.run(_messages([(s00, "x"), (s01, "y"), (s00, "z")], now))
     results = batches.write(messages)
     assert [r["ok"] for r in (results[0], results[2])] == [True, True]
-    assert isinstance(results[1], Exception)
+    assert isinstance(results[1], RuntimeError)
     assert StationCommand.objects.filter(station__name="s00").count() == 2
+    assert not StationCommand.objects.filter(station__name="s01").exists()
 
 
 @pytest.mark.django_db(transaction=True)
-async def test_a_batch_says_what_its_commit_caused_in_one_message_to_the_table(table):  # noqa: F811
+def test_a_message_of_a_station_gone_meanwhile_is_refused_and_the_others_written(table):
+    """The session check is part of the batch (one query): a station deactivated or removed
+    after it joined gets ``unauthorized``, unwritten, and the batch goes on."""
+    s00, s01 = Station.objects.filter(table=table).order_by("name")[:2]
+    ghost = Station(pk=10**6, table=table, name="ghost", credential="x")  # no row
+    Station.objects.filter(pk=s01.pk).update(is_active=False)
+    now = timezone.now()
+    messages = asyncio.run(_messages([(s00, "x"), (ghost, "y"), (s01, "w"), (s00, "z")], now))
+    results = batches.write(messages)
+    assert [r["ok"] for r in results] == [True, False, False, True]
+    assert [r["error"]["code"] for r in results[1:3]] == ["unauthorized", "unauthorized"]
+    assert [r["client_id"] for r in results] == ["x", "y", "w", "z"]
+    assert StationCommand.objects.filter(station__name="s00").count() == 2
+    assert not StationCommand.objects.filter(station__name="s01").exists()
+
+
+async def _messages(sent: list[tuple[Station, str]], now) -> list[batches.Message]:
+    """Batch messages (``state`` asks) built in an event loop, as a server's are."""
+    return [batches.Message(s, {"type": "state", "client_id": c}, now) for s, c in sent]
+
+
+@pytest.mark.django_db(transaction=True)
+async def test_a_batch_says_what_its_commit_caused_in_one_message_to_the_table(table):
     """Every station's own event of a batch, and the public one its last answer caused, go
     to the table's hubs as one channel-layer message after the commit, in the order written."""
     await database_sync_to_async(deal_to_the_first_decision)(table)
@@ -137,7 +169,7 @@ async def test_a_batch_says_what_its_commit_caused_in_one_message_to_the_table(t
 
 
 @pytest.mark.django_db(transaction=True)
-def test_a_refused_answer_leaves_the_engine_to_the_batch_and_costs_no_replay(table):  # noqa: F811
+def test_a_refused_answer_leaves_the_engine_to_the_batch_and_costs_no_replay(table):
     """The engine refuses before changing anything, so the next message of the batch goes
     on with it: no message after a refusal reads the round's event log again."""
     round = deal_to_the_first_decision(table)
@@ -166,7 +198,7 @@ def test_a_refused_answer_leaves_the_engine_to_the_batch_and_costs_no_replay(tab
 
 
 @pytest.mark.django_db(transaction=True)
-def test_a_client_id_of_any_json_type_is_refused_alone_in_its_batch(table):  # noqa: F811
+def test_a_client_id_of_any_json_type_is_refused_alone_in_its_batch(table):
     """A client_id that is not a string (a list, an object: unhashable) is refused with
     ``bad_message``, and the rest of its batch is written as if it were not there."""
     s00 = Station.objects.select_related("table").get(table=table, name="s00")

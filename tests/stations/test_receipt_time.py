@@ -41,13 +41,18 @@ async def _close_the_consumers_connection():
 
 @pytest.fixture
 def table(transactional_db):
+    return make_table(DECISION_SECONDS)
+
+
+def make_table(decision_seconds: float) -> Table:
+    """Table t1: twelve stations with 100.00 each, decisions timed ``decision_seconds``."""
     jurisdiction = Jurisdiction.objects.create(code="wa", name="Washington")
     table = Table.objects.create(name="t1", jurisdiction=jurisdiction)
     TableConfig.objects.create(
         table=table,
         version=1,
         rules=RuleSet(decks=8).to_dict(),
-        timers={"betting": 30, "decision": DECISION_SECONDS, "play": DECISION_SECONDS},
+        timers={"betting": 30, "decision": decision_seconds, "play": decision_seconds},
     )
     for n in range(STATIONS):
         station = Station(table=table, name=f"s{n:02d}")

@@ -122,6 +122,9 @@ def test_info_describes_the_table(table):
         # the rules and paytables a station explains the game with (not only the floor's API)
         "rules": RuleSet(decks=6).to_dict(),
         "paytables": {"21+3": {"flush": "5"}, "pair": {"suited_pair": "25", "pair": "8"}},
+        # each one's return to player, from its exact par sheet (6 decks): a 21+3 paying only
+        # a flush returns little
+        "rtp": {"21+3": "0.3642", "pair": "0.9389"},
     }
     assert list(state["info"]["paytables"]) == ["21+3", "pair"]  # the catalog's order
     assert state["round"] is None and state["credits"] == "1000.00"
@@ -144,10 +147,10 @@ def test_last_bet_and_win_to_the_cent_after_played_rounds(table):
     )
     assert state["win"] == "regular"  # 13.75 / 5.50 = 2.5
     assert state["player_history"] == [
-        {"round": round.pk, "staked": "5.50", "returned": "13.75", "net": "8.25"}
+        {"round": round.pk, "number": 1, "staked": "5.50", "returned": "13.75", "net": "8.25"}
     ]
     assert state["dealer_history"] == [
-        {"round": round.pk, "total": 13, "bust": False, "blackjack": False}
+        {"round": round.pk, "number": 1, "total": 13, "bust": False, "blackjack": False}
     ]
 
     # A double: both stakes are the round's bet. 11 doubled to 21 against the dealer's 18.
@@ -174,6 +177,7 @@ def test_last_bet_and_win_to_the_cent_after_played_rounds(table):
     assert (state["last_bet"], state["last_win"], state["win"]) == ("12.00", "18.00", "regular")
     assert state["player_history"][0] == {
         "round": lost.pk,
+        "number": lost.number,
         "staked": "12.00",
         "returned": "18.00",
         "net": "6.00",
@@ -182,6 +186,7 @@ def test_last_bet_and_win_to_the_cent_after_played_rounds(table):
     assert state["credits"] == "1028.75"
     assert state["dealer_history"][0] == {
         "round": lost.pk,
+        "number": lost.number,
         "total": 19,
         "bust": False,
         "blackjack": False,
@@ -316,6 +321,7 @@ def test_the_state_in_play_never_carries_the_hole_card(table):
     )
     assert state["dealer_history"][0] == {
         "round": round.pk,
+        "number": round.number,
         "total": 17,
         "bust": False,
         "blackjack": False,

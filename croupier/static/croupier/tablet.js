@@ -2,6 +2,8 @@
    (docs/croupier.md).
    Every command gets one reply carrying the new state; table events and croupier messages
    (reader errors) arrive in between and make the page ask for the state again. */
+import { dealerError } from "./words.js";
+
 const config = JSON.parse(document.getElementById("tablet-config").textContent);
 const $ = (id) => document.getElementById(id);
 const SUITS = { S: ["♠", "spades"], H: ["♥", "hearts"], D: ["♦", "diamonds"], C: ["♣", "clubs"] };
@@ -89,16 +91,25 @@ function onFrame(frame) {
   } else if (frame.type === "reader_error") {
     showReaderError(frame);
     refreshSoon();
+  } else if (frame.type === "supervisor_alert") {
+    status(`Supervisor alert ${frame.alert}: ${frame.message}`);
   } else if (frame.type === "event" || frame.type === "changed") {
     const event = frame.type === "event" ? frame.event || {} : {};
+    if (event.type === "step") stepAsked[`${frame.round}:${event.step}`] = event.stations_asked;
     if (event.type === "void") {
-      status(`Round ${frame.round} void: ${event.reason}`);
+      status(`${roundName(frame.round)} void: ${event.reason}`);
     } else if (event.type === "halted") {
-      status(`Round ${event.round} halted: a station disputes it. Call a supervisor.`);
+      status(`${roundName(event.round)} halted: a station disputes it. Call a supervisor.`);
     } else if (event.type === "resumed") {
-      status(`Round ${event.round} goes on (${event.resolution})`);
+      status(`${roundName(event.round)} goes on (${event.resolution})`);
     } else if (event.type === "corrected") {
-      status(`Round ${event.round}: card ${event.positions.join(", ")} corrected`);
+      status(`${roundName(event.round)}: card ${event.positions.join(", ")} corrected`);
+    } else if (event.type === "betting_restarted") {
+      status("No station bet in time: betting is open again (the stations see the new time)");
+    } else if (event.type === "table_status") {
+      status(event.open ? "The table is open" : "The table is closed: no new round after this");
+    } else if (event.type === "shoe_changed") {
+      status(`New shoe: ${event.decks} decks`);
     }
     refreshSoon();
   }
@@ -126,7 +137,7 @@ async function command(type, fields) {
     if (reply.scan) text += ` (reader seq ${reply.scan.seq})`;
     status(text);
   } else {
-    showError(`${reply.error.message} [${reply.error.code}]`);
+    showError(dealerError(reply.error));
   }
   return reply;
 }
@@ -160,6 +171,33 @@ function correctable() {
   if (!s) return null;
   if (s.round?.cards.length) return s.round;
   return s.previous?.cards.length ? s.previous : null;
+}
+
+// Rounds count per table (Round 1, 2, ...); events and disputes name a round by its id,
+// which counts across tables: the state's rounds tell the numbers.
+const roundNumbers = {};
+
+function learnRoundNumbers(s) {
+  [s?.round, s?.previous].forEach((r) => {
+    if (r?.number) roundNumbers[r.id] = r.number;
+  });
+}
+
+function roundName(id) {
+  return roundNumbers[id] ? `Round ${roundNumbers[id]}` : "The round";
+}
+
+// How many stations each step asked when it opened (its "step" event), by round and step:
+// the tablet then shows how many answered and how many are still deciding.
+const stepAsked = {};
+
+function stationsText(round, view) {
+  const playing = `${round.stations_playing} playing`;
+  const deciding = view ? view.stations_asked : 0;
+  const asked = view ? stepAsked[`${round.id}:${view.step}`] : undefined;
+  if (!deciding && asked === undefined) return `${playing} · ${round.stations_done} done`;
+  const answered = asked === undefined ? round.stations_done : Math.max(asked - deciding, 0);
+  return `${playing} · step ${view.step}: ${answered} answered · ${deciding} deciding`;
 }
 
 // The round with the open dispute (the table's first one).
@@ -210,12 +248,12 @@ document.querySelectorAll("[data-supervisor]").forEach((button) => {
       : action === "correct_card" ? correctable() : round;
     let what = `${ACTIONS[action]} needs a supervisor's login.`;
     if (action === "void_round" && round) {
-      what = `Void round ${round.id}: every stake goes back to the stations.`;
+      what = `Void round ${round.number}: every stake goes back to the stations.`;
     } else if (action === "correct_card" && target) {
-      what = `Correct a card of round ${target.id}: the round is replayed with it.`;
+      what = `Correct a card of ${roundName(target.id).toLowerCase()}: the round is replayed with it.`;
     } else if (action === "resolve_dispute" && target) {
       const open = state.disputes[0];
-      what = `Station ${open.station} disputes round ${open.round}.`;
+      what = `Station ${open.station} disputes ${roundName(open.round).toLowerCase()}.`;
     } else if (action === "discard_card") {
       what = "A card that left the shoe without being read and is not used.";
     }
@@ -267,7 +305,7 @@ $("supervisor-form").addEventListener("submit", async (e) => {
     return;
   }
   const el = $("supervisor-error");
-  el.textContent = reply ? `${reply.error.message} [${reply.error.code}]`
+  el.textContent = reply ? dealerError(reply.error)
     : "The connection dropped: try again once it is back.";
   el.hidden = false;
 });
@@ -276,7 +314,7 @@ $("supervisor-form").addEventListener("submit", async (e) => {
 
 function showReaderError(frame) {
   const time = new Date().toLocaleTimeString();
-  $("reader-error-text").textContent = `${frame.message} [${frame.code}] at ${time}`;
+  $("reader-error-text").textContent = `${dealerError(frame)} at ${time}`;
   $("reader-error").hidden = false;
 }
 
@@ -298,6 +336,7 @@ function status(text) {
 
 function setState(next) {
   state = next;
+  learnRoundNumbers(next);
   if (next.now) clockOffset = Date.parse(next.now) - Date.now();
   render();
 }
@@ -348,11 +387,9 @@ function render() {
   $("prompt").textContent = s ? s.awaiting : "…";
 
   $("round-info").textContent = round
-    ? `Round ${round.id} · ${phase}${view?.step ? ` · step ${view.step}` : ""}`
+    ? `Round ${round.number} · ${phase}${view?.step ? ` · step ${view.step}` : ""}`
     : "none";
-  $("stations-info").textContent = round
-    ? `${round.stations_playing} playing · ${round.stations_done} done`
-    : "none";
+  $("stations-info").textContent = round ? stationsText(round, view) : "none";
   $("hands-info").textContent = round?.hands
     ? `${round.hands_finished} of ${round.hands} finished`
     : "none";
@@ -364,15 +401,15 @@ function render() {
   const prev = s ? s.previous : null;
   const last = $("last-round");
   if (prev && prev.phase === "settled" && prev.dealer) {
-    last.textContent = "Last round " + prev.id + ": dealer " + prev.dealer.total
+    last.textContent = "Last round " + prev.number + ": dealer " + prev.dealer.total
       + (prev.dealer.blackjack ? " (blackjack)" : prev.dealer.bust ? " (bust)" : "")
       + ". Pay and clear.";
     last.hidden = false;
   } else if (prev && prev.phase === "void" && prev.void) {
-    last.textContent = `Last round ${prev.id} void: ${prev.void.reason}`;
+    last.textContent = `Last round ${prev.number} void: ${prev.void.reason}`;
     last.hidden = false;
   } else if (round && phase === "void" && round.void) {
-    last.textContent = `Round ${round.id} void: ${round.void.reason}`;
+    last.textContent = `Round ${round.number} void: ${round.void.reason}`;
     last.hidden = false;
   } else {
     last.hidden = true;
@@ -427,8 +464,8 @@ function render() {
   });
   $("no-cards").hidden = cards.length > 0;
   $("cards-heading").textContent = listed && listed !== round
-    ? `Cards of round ${listed.id} (last round)`
-    : listed ? `Cards of round ${listed.id}` : "Cards this round";
+    ? `Cards of round ${listed.number} (last round)`
+    : listed ? `Cards of round ${listed.number}` : "Cards this round";
 
   // What may be pressed now.
   const live = connected && !busy;

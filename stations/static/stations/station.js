@@ -11,6 +11,10 @@
  * The device credential comes from the URL fragment (#credential=..., never sent to the
  * server with the page) or from the form, and is kept in sessionStorage only.
  */
+import { listNotice, receiptNotice, TABLE_NEWS, tableNotice } from "./notices.js";
+import { renderRules } from "./rules.js";
+import { playerError } from "./words.js";
+
 // Without the station's element (another page) nothing starts: see start() at the end.
 const root = document.getElementById("station");
 const data = root ? root.dataset : {};
@@ -250,6 +254,7 @@ function onFrame(frame) {
     if (frame.resent) requestState(); // a stored reply: its state may be old
     else applyState(frame.state);
     if (command && command.type !== "state") showStatus(doneText(command), false);
+    if (frame.receipt) tellNotice(receiptNotice(frame.receipt, formatMoney, clockOffset));
     if (command && command.type === "cash_in") $("cash-in-amount").value = "";
   } else {
     showError(frame.error);
@@ -316,8 +321,25 @@ function seqOf(eventId) {
 const BETWEEN_ROUNDS = ["info", "last_round", "last_bet", "last_win", "win",
   "player_history", "dealer_history", "dealer_stats"];
 
+// Rounds count per table (Round 1, 2, ...); events name a round by its id, which counts
+// across tables: each state tells the numbers of the rounds it names.
+const roundNumbers = {};
+
+function learnRoundNumbers(next) {
+  const named = [next.round, next.dispute, ...(next.player_history || []),
+    ...(next.dealer_history || [])];
+  named.forEach((r) => {
+    if (r?.number) roundNumbers[r.id ?? r.round] = r.number;
+  });
+}
+
+function roundName(id) {
+  return roundNumbers[id] ? `Round ${roundNumbers[id]}` : "The round";
+}
+
 function applyState(next) {
   if (!next) return;
+  learnRoundNumbers(next);
   if (state && !("info" in next)) {
     BETWEEN_ROUNDS.forEach((key) => {
       if (key in state) next[key] = state[key];
@@ -361,14 +383,32 @@ function track(tracker, seq, n) {
 const DISPUTE_NEWS = { halted: true, resumed: true, corrected: true };
 
 function onDisputeNews(event) {
+  const name = roundName(event.round);
   if (event.type === "halted") {
-    showAlert(`Round ${event.round} is halted: a dispute waits for the supervisor.`, "halted");
+    showAlert(`${name} is halted: a dispute waits for the supervisor.`, "halted");
   } else if (event.type === "resumed") {
-    showAlert(`Round ${event.round} goes on.`, "back", 4000);
+    showAlert(`${name} goes on.`, "back", 4000);
   } else {
-    showAlert(`The supervisor corrected cards of round ${event.round}.`, "back", 8000);
+    showAlert(`The supervisor corrected cards of ${name.toLowerCase()}.`, "back", 8000);
   }
   requestState();
+}
+
+// What the table says that no card or question caused: say it, with the amounts.
+function onTableNews(event, round) {
+  if (event.type === "betting_restarted" && state?.round && round === state.round.id) {
+    state.round.deadline = event.deadline; // count down to the new deadline, never to 0
+    if (event.server_time) clockOffset = Date.parse(event.server_time) - Date.now();
+  }
+  tellNotice(tableNotice(event, formatMoney, roundName, clockOffset));
+  if (event.type === "refunded" || event.type === "table_status") requestState();
+  render();
+}
+
+function tellNotice(notice) {
+  if (!notice) return;
+  showAlert(notice.text, notice.kind, notice.keepMs);
+  listNotice($("notices"), notice);
 }
 
 function onEvent(frame) {
@@ -382,6 +422,10 @@ function onEvent(frame) {
   }
   if (DISPUTE_NEWS[event.type]) {
     onDisputeNews(event);
+    return;
+  }
+  if (TABLE_NEWS[event.type]) {
+    onTableNews(event, round);
     return;
   }
   if (state?.round && round === state.round.id) {
@@ -694,10 +738,13 @@ function buildBox(box, info) {
   });
   const betAll = el("button", { type: "button", className: "box-action", text: "Bet all" });
   betAll.setAttribute("aria-label", `Bet all on box ${box}`);
+  betAll.title = "Puts a chip of the chosen value on the main bet and on every special bet " +
+    "of this box; press again to add as much again.";
   betAll.addEventListener("click", () => {
     if (selectedChip) send("bet_all", { box: box, amount: selectedChip });
   });
   const letItPlay = el("button", { type: "button", className: "box-action", text: "Let it play" });
+  letItPlay.title = "Bets what this box won last round on its main bet.";
   letItPlay.setAttribute("aria-label", `Let it play on box ${box}`);
   letItPlay.addEventListener("click", () => {
     send("let_it_play", { box: box });
@@ -712,6 +759,8 @@ function buildBox(box, info) {
   return panel;
 }
 
+let rulesShown = null;
+
 function render() {
   if (!state) {
     renderControls();
@@ -720,6 +769,10 @@ function render() {
   if (state.info) {
     build(state.info);
     $("table-name").textContent = state.info.table;
+    if (state.info !== rulesShown) {
+      rulesShown = state.info; // the round's configuration: it may change between rounds
+      renderRules($("rules"), state.info, formatMoney, betName);
+    }
   }
   renderMeters();
   renderPhase();
@@ -737,12 +790,21 @@ function renderMeters() {
   $("last-win").textContent = formatMoney(state.last_win);
 }
 
+// What the table is doing, in a player's words (the dealer's own instructions are for the
+// croupier tablet, not for players).
+function tableNews(t) {
+  if (t.station?.prompt) return "Your turn";
+  if (t.stations_asked > 0) return "Waiting for the other players";
+  if (state.round?.phase === "dealer") return "The dealer plays the dealer's hand";
+  return "The dealer is dealing";
+}
+
 function renderPhase() {
   const p = phase();
   $("phase").textContent = p ? PHASES[p] || p : "Waiting for the next round";
+  $("round-number").textContent = state.round ? `Round ${state.round.number}` : "";
   const t = table();
-  const awaiting = t && p !== "settled" ? t.awaiting : "";
-  $("awaiting").textContent = awaiting ? `Croupier: ${awaiting}` : "";
+  $("awaiting").textContent = t && p !== "settled" ? tableNews(t) : "";
 }
 
 // The round to draw: the state's, or until it is dealt the one before it (when that is
@@ -829,7 +891,10 @@ function renderSpots() {
   (state.bets || []).forEach((bet) => {
     stakes[`${bet.box}:${bet.bet}`] = bet.stake;
   });
-  const roundId = state.round ? state.round.id : null;
+  // Special bets' results stay on their spots while their round is on screen: until the
+  // next round's cards, even once its bets are open.
+  const shown = shownView();
+  const roundId = shown ? shown.view.round.id : state.round ? state.round.id : null;
   Object.keys(spots).forEach((key) => {
     const spot = spots[key];
     const stake = stakes[key];
@@ -837,7 +902,7 @@ function renderSpots() {
     spot.button.classList.toggle("has-stake", Boolean(stake));
     const returned = specialResults[`${roundId}:${key}`];
     spot.result.textContent =
-      spot.code !== "main" && stake && returned !== undefined
+      spot.code !== "main" && returned !== undefined
         ? Number(returned) > 0 ? `Returned ${formatMoney(returned)}` : "Lost"
         : "";
     let label = `Box ${spot.box} ${betName(spot.code).toLowerCase()}`;
@@ -875,22 +940,42 @@ function renderControls() {
   });
   $("picks").hidden = !(p && p.kind === "bonus_pick");
   $("prompt-text").textContent = halted ? "Halted: wait for the supervisor" : promptText(p);
+  showQuestion(p);
   renderDispute(halted);
+}
+
+// A question just opened: its buttons come to the screen (pinned at a phone's bottom edge)
+// and the box it is about scrolls into view above them.
+let questionShown = null;
+
+function showQuestion(p) {
+  $("decisions").dataset.open = p ? "true" : "false";
+  const key = p ? `${p.kind}:${p.hand || ""}:${p.box}` : null;
+  if (key === questionShown) return;
+  questionShown = key;
+  const box = p ? boxNodes[p.box] : null;
+  if (!box) return;
+  if (window.matchMedia("(max-width: 600px)").matches) {
+    box.panel.scrollIntoView({ block: "start" }); // the buttons are pinned below it
+  } else {
+    box.panel.scrollIntoView({ block: "nearest" });
+    $("decisions").scrollIntoView({ block: "nearest" });
+  }
 }
 
 function renderDispute(halted) {
   const note = $("halted");
-  const text = halted ? `Round ${state.round.id} is halted: a dispute waits for the supervisor.` : "";
+  const text = halted ? `Round ${state.round.number} is halted: a dispute waits for the supervisor.` : "";
   note.hidden = !halted;
   if (note.textContent !== text) note.textContent = text;
   const d = joined && state ? state.dispute : null;
   $("dispute-button").disabled = !d || d.halted;
   let about = "Nothing to dispute now";
-  if (d?.halted) about = `Round ${d.round} is under review.`;
+  if (d?.halted) about = `Round ${d.number} is under review.`;
   else if (d?.until) {
-    about = "Round " + d.round + " can be disputed until " +
+    about = "Round " + d.number + " can be disputed until " +
       new Date(Date.parse(d.until) - clockOffset).toLocaleTimeString() + ".";
-  } else if (d) about = `Round ${d.round} can be disputed.`;
+  } else if (d) about = `Round ${d.number} can be disputed.`;
   $("dispute-text").textContent = about;
 }
 
@@ -932,8 +1017,8 @@ function renderHistory() {
     list.appendChild(
       el("li", {
         className: `outcome${h.bust ? " bust" : ""}${h.blackjack ? " bj" : ""}`,
-        title: `Round ${h.round}: ${label}`,
-        "aria-label": `Round ${h.round}: ${label}`,
+        title: `Round ${h.number}: ${label}`,
+        "aria-label": `Round ${h.number}: ${label}`,
         text: text,
       })
     );
@@ -964,7 +1049,7 @@ function renderHistory() {
     const net = Number(h.net);
     body.appendChild(
       el("tr", { className: net > 0 ? "up" : net < 0 ? "down" : "" }, [
-        el("td", { text: String(h.round) }),
+        el("td", { text: String(h.number) }),
         el("td", { text: formatMoney(h.staked) }),
         el("td", { text: formatMoney(h.returned) }),
         el("td", { text: formatMoney(h.net) }),
@@ -1023,9 +1108,7 @@ function showStatus(text, isError) {
 }
 
 function showError(error) {
-  error = error || {};
-  const message = error.message || "The table refused the command.";
-  showStatus(`${message} (${error.code || "error"})`, true);
+  showStatus(playerError(error, formatMoney), true);
 }
 
 function showCredentialForm(message) {

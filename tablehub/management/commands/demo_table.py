@@ -10,7 +10,7 @@ from django.core.management.base import BaseCommand
 
 from rounds.models import UNFINISHED
 from rounds.writer import open_round
-from tablehub.demo import ensure_demo_table
+from tablehub.demo import DEMO_DISPUTE_WINDOW_SECONDS, ensure_demo_table
 from tablehub.models import Table
 
 
@@ -36,16 +36,20 @@ class Command(BaseCommand):
             if not table.rounds.filter(phase__in=UNFINISHED).exists():
                 open_round(table)
         write = self.stdout.write
-        write(f"Croupier tablet: {base_url}/croupier/tables/{live.table.pk}/")
-        write("  log in as dealer / dealer (supervisor approvals: supervisor / supervisor)")
-        for name, credential in live.station_credentials.items():
-            write(
-                f"Station {name}: {base_url}/tables/{live.table.pk}/stations/{name}/"
-                f"#credential={credential}"
-            )
-        write(f"Video mode table (no dealer), reader key {video.reader_key}:")
-        for name, credential in video.station_credentials.items():
-            write(
-                f"Station {name}: {base_url}/tables/{video.table.pk}/stations/{name}/"
-                f"#credential={credential}"
-            )
+        write(f"Front door (every table, its status and links): {base_url}/")
+        for demo in (live, video):
+            table = demo.table
+            write(f"{table.name}, table {table.pk}, {table.get_mode_display()}:")
+            write(f"  reader key: {demo.reader_key}")
+            if table.mode == Table.Mode.DEALER:
+                write(f"  croupier tablet: {base_url}/croupier/tables/{table.pk}/")
+                write("    log in as dealer / dealer (supervisor: supervisor / supervisor)")
+            for name, credential in demo.station_credentials.items():
+                write(
+                    f"  station {name} (credential {credential}): "
+                    f"{base_url}/tables/{table.pk}/stations/{name}/#credential={credential}"
+                )
+        write(
+            f"Disputes are allowed, and a settled round may be disputed for "
+            f"{DEMO_DISPUTE_WINDOW_SECONDS} s. API documentation: {base_url}/api/docs/"
+        )

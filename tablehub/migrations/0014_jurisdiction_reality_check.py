@@ -7,7 +7,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('tablehub', '0011_jurisdiction_player_protection'),
+        ('tablehub', '0013_jurisdiction_player_protection'),
     ]
 
     operations = [

@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('tablehub', '0013_jurisdiction_idle_minutes'),
+        ('tablehub', '0015_jurisdiction_idle_minutes'),
     ]
 
     operations = [

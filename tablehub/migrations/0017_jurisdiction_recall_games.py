@@ -7,7 +7,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('tablehub', '0014_jurisdiction_abandoned_hands'),
+        ('tablehub', '0016_jurisdiction_abandoned_hands'),
     ]
 
     operations = [

@@ -7,7 +7,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('tablehub', '0012_jurisdiction_reality_check'),
+        ('tablehub', '0014_jurisdiction_reality_check'),
     ]
 
     operations = [

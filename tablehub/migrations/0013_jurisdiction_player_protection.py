@@ -5,7 +5,7 @@ from django.db import migrations, models
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("tablehub", "0010_table_is_replay"),
+        ("tablehub", "0012_program_authentication"),
     ]
 
     operations = [
