@@ -28,6 +28,7 @@ from datetime import datetime, timedelta
 from decimal import Decimal
 from typing import Any
 
+from django.db.models import Q
 from django.utils import timezone
 
 from payouts import ledger
@@ -237,12 +238,19 @@ def current_break(station: Station) -> StationBreak | None:
     """The station's break going on now, if any; a break that ended is logged as ended the
     first time it is looked at afterwards."""
     now = timezone.now()
-    for ended in StationBreak.objects.filter(station=station, until__lte=now, end_logged=False):
+    # One query for both: the breaks going on and those ended but not yet logged as ended
+    # (it runs for every state the station is sent).
+    breaks = list(
+        StationBreak.objects.filter(station=station)
+        .filter(Q(until__gt=now) | Q(end_logged=False))
+        .order_by("pk")
+    )
+    for ended in [taken for taken in breaks if taken.until <= now]:
         if StationBreak.objects.filter(pk=ended.pk, end_logged=False).update(end_logged=True):
             _log(
                 station, None, ProtectionEvent.Kind.BREAK_ENDED, {"until": ended.until.isoformat()}
             )
-    return StationBreak.objects.filter(station=station, until__gt=now).first()
+    return next((taken for taken in breaks if taken.until > now), None)
 
 
 def break_state(station: Station) -> dict[str, Any] | None:
