@@ -285,7 +285,8 @@ async def test_every_frame_of_a_scripted_round_is_valid_against_the_schema(table
     await db(disputes.continue_round)(round.pk, by="supervisor")
     await s1.settle()
     await s2.settle()
-    assert (await answer(s1, "hit", "d4"))["ok"]
+    hit = await answer(s1, "hit", "d4")
+    assert hit["ok"], hit
     await scan("9H")  # 3 3 9: 15
     # Time passes: the step's deadline is behind us when the answer arrives.
     await db(Round.objects.filter(pk=round.pk).update)(

@@ -28,6 +28,8 @@ export const DEALER_ERRORS = {
   unreadable_card: "The reader could not read that card: enter it by hand.",
   card_not_expected: "No card is wanted now: hold the card and ask the floor.",
   impossible_card: "That card cannot be in this shoe: check the card and the shoe.",
+  card_count_exceeded: "Too many of that card for this shoe: check it. A supervisor is alerted.",
+  install_unverified: "The program check has not passed: the table cannot open yet.",
   sequence_gap: "The reader skipped cards: check the shoe, then enter the missing cards.",
   server_error: "The server had a problem: try again, and tell the floor if it repeats.",
 };

@@ -49,6 +49,7 @@ export const PLAYER_ERRORS = {
   sequence_gap: "The card reader missed cards: the dealer will check.",
   card_not_expected: "No card is wanted now.",
   impossible_card: "The card reader reported a card that cannot be in the shoe.",
+  card_count_exceeded: "The dealer is checking a card: please wait.",
 };
 
 // The amounts a refused bet is about, read from the server's message ("... is above the
