@@ -50,6 +50,15 @@ export const PLAYER_ERRORS = {
   card_not_expected: "No card is wanted now.",
   impossible_card: "The card reader reported a card that cannot be in the shoe.",
   card_count_exceeded: "The dealer is checking a card: please wait.",
+  no_session: "Cash in first: limits apply to a session.",
+  limit_cool_off: "A limit can only be lowered now: raise or remove it in your next session.",
+  loss_limit_reached: "Your loss limit is reached: no new bets in this session.",
+  stake_limit_reached: "That would stake more in this round than your limit allows.",
+  time_limit_reached: "Your session's time limit is reached: no new bets.",
+  no_reality_check: "There is no reality check to answer.",
+  reality_check_pending: "Please answer the reality check first.",
+  on_break: "This station is on a break: see when it ends on the screen.",
+  inactivity_locked: "Betting is paused after inactivity: press I'm here to go on.",
 };
 
 // The amounts a refused bet is about, read from the server's message ("... is above the
