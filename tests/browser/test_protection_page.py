@@ -76,7 +76,7 @@ def test_the_session_bar_and_the_limits_at_a_phone_and_a_kiosk(server, demo, sta
     expect(page.locator("#limits-now")).to_have_text("Your limits: loss $50.00, 60 min.")
     page.get_by_label("Loss limit").fill("80")
     button(page, "Set limits").click()
-    expect(page.locator("#status")).to_contain_text("(limit_cool_off)")
+    expect(page.locator("#status")).to_contain_text("A limit can only be lowered now")
     expect(page.locator("#limits-now")).to_have_text("Your limits: loss $50.00, 60 min.")
 
     # a round lost: 18 against the dealer's 19; the net position follows at once
@@ -105,7 +105,7 @@ def test_the_session_bar_and_the_limits_at_a_phone_and_a_kiosk(server, demo, sta
     page.evaluate("window.scrollTo(0, 0)")
     button(page, "$5").click()
     page.get_by_role("button", name="Box 1 main bet").click()
-    expect(page.locator("#status")).to_contain_text("(time_limit_reached)")
+    expect(page.locator("#status")).to_contain_text("time limit is reached")
     assert in_view(page, "#session-bar"), size
     screenshot(page, f"protection-stopped-{size}")
     assert errors == []
@@ -191,7 +191,7 @@ def test_inactivity_locks_betting_and_a_break_cashes_out(server, demo, station_p
     expect(button(page, "Take a break")).to_be_disabled()
     page.get_by_label("Cash-in amount").fill("10")
     button(page, "Cash in").click()
-    expect(page.locator("#status")).to_contain_text("(on_break)")
+    expect(page.locator("#status")).to_contain_text("This station is on a break")
     assert in_view(page, "#session-bar"), size
     screenshot(page, f"protection-break-{size}")
 
