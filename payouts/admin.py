@@ -9,6 +9,7 @@ from simple_history.admin import SimpleHistoryAdmin
 from payouts.models import LedgerEntry, Paytable
 from payouts.rtp import special_sheet
 from rounds.engine import RuleSet
+from tablehub.read_only_admin import ReadOnlyAdmin
 
 PARSHEET_DECKS = (6, 8)
 
@@ -66,19 +67,10 @@ class PaytableAdmin(SimpleHistoryAdmin):
 
 
 @admin.register(LedgerEntry)
-class LedgerEntryAdmin(admin.ModelAdmin):
+class LedgerEntryAdmin(ReadOnlyAdmin):
     list_display = ("pk", "station", "round", "kind", "amount", "key", "created_at")
     list_filter = ("kind",)
     list_select_related = ("station__table",)
     search_fields = ("key", "=round__id")
     raw_id_fields = ("station", "round")
     show_full_result_count = False
-
-    def has_add_permission(self, request) -> bool:
-        return False
-
-    def has_change_permission(self, request, obj=None) -> bool:
-        return False
-
-    def has_delete_permission(self, request, obj=None) -> bool:
-        return False

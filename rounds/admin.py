@@ -14,21 +14,11 @@ from django.utils.html import format_html
 
 from rounds.models import Round, RoundEvent
 from rounds.recall import recall, shown_payload
-
-
-class ReadOnly(admin.ModelAdmin):
-    def has_add_permission(self, request, obj=None) -> bool:
-        return False
-
-    def has_change_permission(self, request, obj=None) -> bool:
-        return False
-
-    def has_delete_permission(self, request, obj=None) -> bool:
-        return False
+from tablehub.read_only_admin import ReadOnlyAdmin
 
 
 @admin.register(Round)
-class RoundAdmin(ReadOnly):
+class RoundAdmin(ReadOnlyAdmin):
     list_display = ("id", "table", "config_version", "phase", "created_at", "settled_at")
     list_filter = ("table", "phase")
     date_hierarchy = "created_at"
@@ -59,7 +49,7 @@ class RoundAdmin(ReadOnly):
 
 
 @admin.register(RoundEvent)
-class RoundEventAdmin(ReadOnly):
+class RoundEventAdmin(ReadOnlyAdmin):
     list_display = ("round", "seq", "kind", "created_at")
     list_filter = ("kind",)
     list_select_related = ("round__table",)

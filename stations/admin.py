@@ -13,6 +13,7 @@ from simple_history.admin import SimpleHistoryAdmin
 
 from payouts import ledger
 from stations.models import PlayerSession, ProtectionEvent, Station
+from tablehub.read_only_admin import ReadOnlyAdmin
 
 
 class StationForm(forms.ModelForm):
@@ -78,7 +79,7 @@ class LockedFilter(admin.SimpleListFilter):
 
 
 @admin.register(PlayerSession)
-class PlayerSessionAdmin(admin.ModelAdmin):
+class PlayerSessionAdmin(ReadOnlyAdmin):
     list_display = (
         "station",
         "opened_at",
@@ -90,29 +91,11 @@ class PlayerSessionAdmin(admin.ModelAdmin):
     )
     list_filter = (LockedFilter, "station__table")
 
-    def has_add_permission(self, request) -> bool:
-        return False
-
-    def has_change_permission(self, request, obj=None) -> bool:
-        return False
-
-    def has_delete_permission(self, request, obj=None) -> bool:
-        return False
-
 
 @admin.register(ProtectionEvent)
-class ProtectionEventAdmin(admin.ModelAdmin):
+class ProtectionEventAdmin(ReadOnlyAdmin):
     """The player-protection log (stations/protection.py), for the audit: read only."""
 
     list_display = ("at", "station", "kind", "detail")
     list_filter = ("kind", "station__table")
     date_hierarchy = "at"
-
-    def has_add_permission(self, request) -> bool:
-        return False
-
-    def has_change_permission(self, request, obj=None) -> bool:
-        return False
-
-    def has_delete_permission(self, request, obj=None) -> bool:
-        return False

@@ -33,6 +33,7 @@ from rounds.engine.rules import AUTO_STAND, BLACKJACK_PAYS, DOUBLE_ON, TIMEOUT_A
 from tablehub.configuration import check_config, check_tables_under, save_version
 from tablehub.models import InstallCheck, Jurisdiction, Report, Shoe, Table, TableConfig
 from tablehub.program import check_lines
+from tablehub.read_only_admin import ReadOnlyAdmin
 
 # --- jurisdictions ------------------------------------------------------------------------
 
@@ -594,7 +595,7 @@ class TableConfigAdmin(SimpleHistoryAdmin):
 
 
 @admin.register(Shoe)
-class ShoeAdmin(admin.ModelAdmin):
+class ShoeAdmin(ReadOnlyAdmin):
     list_display = ("__str__", "table", "decks", "started_at", "closed_at", "cards_drawn")
     list_filter = ("table",)
     # The virtual shoe's order is never shown, and the counts of the cards drawn leave out
@@ -635,15 +636,6 @@ class ShoeAdmin(admin.ModelAdmin):
             f"supervisor alerts: {r['alerts']}"
         )
 
-    def has_add_permission(self, request) -> bool:
-        return False
-
-    def has_change_permission(self, request, obj=None) -> bool:
-        return False
-
-    def has_delete_permission(self, request, obj=None) -> bool:
-        return False
-
 
 @admin.register(Report)
 class ReportAdmin(admin.ModelAdmin):
@@ -659,7 +651,7 @@ class ReportAdmin(admin.ModelAdmin):
 
 
 @admin.register(InstallCheck)
-class InstallCheckAdmin(admin.ModelAdmin):
+class InstallCheckAdmin(ReadOnlyAdmin):
     """Program authentication's results, newest first (tablehub/program.py): read only."""
 
     list_display = ("checked_at", "ok", "files", "manifest_sha256", "found")
@@ -679,12 +671,3 @@ class InstallCheckAdmin(admin.ModelAdmin):
     @admin.display(description="found")
     def found(self, obj: InstallCheck) -> str:
         return "; ".join(check_lines(obj)) or "every file verifies"
-
-    def has_add_permission(self, request) -> bool:
-        return False
-
-    def has_change_permission(self, request, obj=None) -> bool:
-        return False
-
-    def has_delete_permission(self, request, obj=None) -> bool:
-        return False
