@@ -44,7 +44,7 @@ from typing import TYPE_CHECKING, Any
 
 from django.conf import settings
 from django.db import IntegrityError, connection, transaction
-from django.db.models import Sum
+from django.db.models import Q, Sum
 from django.utils import timezone
 
 from payouts.models import LedgerEntry
@@ -479,11 +479,26 @@ def balance(station: Station | int) -> Decimal:
     return money(total)
 
 
-_BALANCE_SQL = "SELECT SUM({amount}) FROM {table} WHERE {station} = %s".format(
-    amount=LedgerEntry._meta.get_field("amount").column,
-    table=LedgerEntry._meta.db_table,
-    station=LedgerEntry._meta.get_field("station").column,
-)
+def balances(station_ids: Iterable[int]) -> dict[int, Decimal]:
+    """Each station's credits, by station id, in one plain query (a batch's replies)."""
+    ids = list(dict.fromkeys(station_ids))
+    if not ids:
+        return {}
+    with connection.cursor() as cursor:
+        cursor.execute(_BALANCES_SQL.format(ids=", ".join(["%s"] * len(ids))), ids)
+        totals = dict(cursor.fetchall())
+    return {station_id: money(totals.get(station_id)) for station_id in ids}
+
+
+_COLUMNS = {
+    "amount": LedgerEntry._meta.get_field("amount").column,
+    "table": LedgerEntry._meta.db_table,
+    "station": LedgerEntry._meta.get_field("station").column,
+}
+_BALANCE_SQL = "SELECT SUM({amount}) FROM {table} WHERE {station} = %s".format(**_COLUMNS)
+_BALANCES_SQL = (
+    "SELECT {station}, SUM({amount}) FROM {table} WHERE {station} IN ({{ids}}) GROUP BY {station}"
+).format(**_COLUMNS)
 
 
 def cash_in_entry(station: Station, client_key: str) -> int | None:
@@ -530,13 +545,30 @@ class SessionMoney:
 def session_money(station: Station | int, first_entry: int) -> SessionMoney:
     """The station's ``SessionMoney`` from entry ``first_entry`` on (one query)."""
     station_id = station if isinstance(station, int) else station.pk
-    rows = (
-        LedgerEntry.objects.filter(station_id=station_id, pk__gte=first_entry)
-        .values_list("kind")
-        .annotate(total=Sum("amount"))
-        .order_by()
-    )
-    totals = {kind: money(total) for kind, total in rows}
+    return sessions_money({station_id: first_entry})[station_id]
+
+
+def sessions_money(first_entries: Mapping[int, int | None]) -> dict[int, SessionMoney]:
+    """Each station's ``SessionMoney`` from its first entry on (station id -> the entry; None:
+    a session from before the ledger was counted, all zero), in one query."""
+    since = Q()
+    for station_id, first_entry in first_entries.items():
+        if first_entry is not None:
+            since |= Q(station_id=station_id, pk__gte=first_entry)
+    totals: dict[int, dict[str, Decimal]] = {station_id: {} for station_id in first_entries}
+    if since:
+        rows = (
+            LedgerEntry.objects.filter(since)
+            .values_list("station_id", "kind")
+            .annotate(total=Sum("amount"))
+            .order_by()
+        )
+        for station_id, kind, total in rows:
+            totals[station_id][kind] = money(total)
+    return {station_id: _session_money(kinds) for station_id, kinds in totals.items()}
+
+
+def _session_money(totals: Mapping[str, Decimal]) -> SessionMoney:
     kinds = LedgerEntry.Kind
     play = [kinds.STAKE, kinds.RETURN, kinds.REFUND, kinds.HOUSE_LOSS]
     return SessionMoney(

@@ -11,7 +11,8 @@ special-bet placement rules and the station's credits before anything is written
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
 from datetime import datetime
 from decimal import Decimal
 from typing import Any, TypeGuard
@@ -58,9 +59,7 @@ PENDING = {"pending": True}
 # The refusal of a message whose station was deactivated or given a new credential after it
 # joined: its consumer closes the socket (tablehub/session_guard.py).
 SESSION_ENDED = "unauthorized"
-REVOKED = EngineError(
-    "the station was deactivated or its credential changed", code=SESSION_ENDED
-)
+REVOKED = EngineError("the station was deactivated or its credential changed", code=SESSION_ENDED)
 
 
 def handle(
@@ -91,6 +90,8 @@ def handle_batch(messages: list[Received]) -> list[dict[str, Any]]:
         valid = valid_stations({station.pk: station.credential for station, _m, _at in messages})
         answered = _answered(messages)
         new: dict[tuple[int, str], StationCommand] = {}
+        applied: list[tuple[int, Station, Applied]] = []  # replies to build once all are in
+        resent: list[tuple[int, tuple[int, str]]] = []  # a client_id twice in this batch
         for station, message, at in messages:
             client_id = message.get("client_id")
             if station.pk not in valid:  # deactivated or its credential changed meanwhile
@@ -102,14 +103,27 @@ def handle_batch(messages: list[Received]) -> list[dict[str, Any]]:
                 continue
             key = (station.pk, client_id)
             if key in new:
-                replies.append(new[key].reply | {"resent": True})
+                resent.append((len(replies), key))
+                replies.append({})
                 continue
             if key in answered:
                 replies.append(_stored(station, client_id, answered[key]))
                 continue
-            reply = _answer(station, message, at, client_id)
-            new[key] = StationCommand(station=station, client_id=client_id, reply=reply)
-            replies.append(reply)
+            outcome = _answer(station, message, at, client_id)
+            if isinstance(outcome, Applied):
+                applied.append((len(replies), station, outcome))
+                outcome_reply: dict[str, Any] = {}
+            else:
+                outcome_reply = outcome
+            new[key] = StationCommand(station=station, client_id=client_id, reply=outcome_reply)
+            replies.append(outcome_reply)
+        # The states of the applied commands' replies, read together once every command of
+        # the batch is applied: what the stations get is what this transaction commits.
+        states = _states([(station, done.full) for _index, station, done in applied])
+        for (index, _station, done), state in zip(applied, states, strict=True):
+            replies[index].update(_reply(done.client_id, None, state) | (done.said or {}))
+        for index, key in resent:
+            replies[index].update(new[key].reply | {"resent": True})
         # A second process answering the same client_id meanwhile makes this insert fail:
         # then this whole transaction is undone, and the resend is answered from its reply.
         StationCommand.objects.bulk_create(new.values())
@@ -137,17 +151,26 @@ def _stored(station: Station, client_id: str, reply: Any) -> dict[str, Any]:
     return reply | {"resent": True}
 
 
+@dataclass(frozen=True)
+class Applied:
+    """A command applied: its reply is the station's state (read with the batch's others)
+    and what its handler said."""
+
+    client_id: str
+    said: dict[str, Any] | None
+    full: bool
+
+
 def _answer(
     station: Station, message: dict[str, Any], at: datetime, client_id: str
-) -> dict[str, Any]:
+) -> dict[str, Any] | Applied:
     try:
         said = _dispatch(station, message, at)
     except EngineError as exc:
         return _reply(client_id, exc.at(station.name))
     # A command's reply carries the live state; the table's set-up and the histories, which
     # change only between rounds, come with ``join`` and ``state``.
-    full = message.get("type") == "state"
-    return _reply(client_id, None, station_state(station, full=full)) | (said or {})
+    return Applied(client_id, said, full=message.get("type") == "state")
 
 
 def _reply(client_id: str | None, error: EngineError | None, state: Any = None) -> dict[str, Any]:
@@ -580,56 +603,88 @@ HANDLERS: dict[str, Callable[[Station, dict[str, Any], datetime], dict[str, Any]
 # -- what a station sees ---------------------------------------------------------------------
 
 
-def _view(engine: Engine, name: str) -> tuple[int, dict[str, Any]]:
-    """How many cards the round has drawn, and the table as the station sees it."""
-    if name in engine.seats:
-        return len(engine.drawn), engine.station_view(name)
-    return len(engine.drawn), engine.public_view()
-
-
 def station_state(station: Station, full: bool = True) -> dict[str, Any]:
     """Everything a station needs to draw itself, e.g. after a reconnect: the table's set-up,
     credits, the open round, its bets, (past betting) its hands and question, its last result
     and the histories. Never the hole card. ``full=False`` leaves out the set-up, the last
     result and the histories (``BETWEEN_ROUNDS``): a command's reply, many per round."""
-    round = open_round(station) or station.table.rounds.order_by("-pk").first()
-    table = station.table
-    state: dict[str, Any] = {
-        "station": station.name,
-        "server_time": timezone.now().isoformat(),
-        "credits": fmt(ledger.balance(station)),
-        "round": None,
-        "session": protection.session_state(station),
-        "break": protection.break_state(station),
-    }
-    if full:
-        config = round.config if round is not None else table.current_config()
-        history = player_history(station)
-        dealer = dealer_history(table)
-        state |= {
-            "info": table_info(table, config) if config is not None else None,
-            **last_result(history),
-            "player_history": history,
-            "dealer_history": dealer,
-            "dealer_stats": dealer_stats(dealer),
-        }
-    if round is None:
-        state["dispute"] = disputes.station_dispute(station, None, False, 0)
-        return state
-    state["round"] = {
-        "id": round.pk,
-        "number": round.number,
-        "phase": round.phase,
-        "deadline": round.deadline.isoformat() if round.deadline else None,
-        "last_event_id": f"{round.pk}.{round.last_seq}",
-        "halted": writer.is_halted(round),
-    }
-    state["bets"] = [
-        {"box": b.box, "bet": b.code, "stake": fmt(b.stake)}
-        for b in writer.station_bets(round, station.pk)
-    ]
+    return station_states([station], full)[0]
+
+
+def _states(wanted: list[tuple[Station, bool]]) -> list[dict[str, Any]]:
+    """``station_state`` of each (station, full), the replies' states together."""
+    states = iter(station_states([station for station, full in wanted if not full], full=False))
+    return [station_state(station) if full else next(states) for station, full in wanted]
+
+
+def station_states(stations: Sequence[Station], full: bool = True) -> list[dict[str, Any]]:
+    """``station_state`` of several stations of one table, in their order: what they share
+    (the round, the engine's view) read once, and their credits and protection in one
+    query each, whatever their number (a batch's replies)."""
+    if not stations:
+        return []
+    table = stations[0].table
+    round = open_round(stations[0]) or table.rounds.order_by("-pk").first()
+    credits = ledger.balances(station.pk for station in stations)
+    protected = protection.states(stations)
+    now = timezone.now().isoformat()
     cards = 0
-    if writer.bets_closed(round):  # the engine knows the round
-        cards, state["table"] = writer.read(round.pk, lambda engine: _view(engine, station.name))
-    state["dispute"] = disputes.station_dispute(station, round, bool(state["bets"]), cards)
-    return state
+    views: dict[str, dict[str, Any]] = {}
+    if round is not None and writer.bets_closed(round):  # the engine knows the round
+        names = [station.name for station in stations]
+        cards, views = writer.read(round.pk, lambda engine: _views(engine, names))
+    states = []
+    for station in stations:
+        state: dict[str, Any] = {
+            "station": station.name,
+            "server_time": now,
+            "credits": fmt(credits[station.pk]),
+            "round": None,
+            **protected[station.pk],
+        }
+        if full:
+            config = round.config if round is not None else table.current_config()
+            history = player_history(station)
+            dealer = dealer_history(table)
+            state |= {
+                "info": table_info(table, config) if config is not None else None,
+                **last_result(history),
+                "player_history": history,
+                "dealer_history": dealer,
+                "dealer_stats": dealer_stats(dealer),
+            }
+        if round is None:
+            state["dispute"] = disputes.station_dispute(station, None, False, 0)
+            states.append(state)
+            continue
+        state["round"] = {
+            "id": round.pk,
+            "number": round.number,
+            "phase": round.phase,
+            "deadline": round.deadline.isoformat() if round.deadline else None,
+            "last_event_id": f"{round.pk}.{round.last_seq}",
+            "halted": writer.is_halted(round),
+        }
+        state["bets"] = [
+            {"box": b.box, "bet": b.code, "stake": fmt(b.stake)}
+            for b in writer.station_bets(round, station.pk)
+        ]
+        if station.name in views:
+            state["table"] = views[station.name]
+        state["dispute"] = disputes.station_dispute(station, round, bool(state["bets"]), cards)
+        states.append(state)
+    return states
+
+
+def _views(engine: Engine, names: list[str]) -> tuple[int, dict[str, dict[str, Any]]]:
+    """How many cards the round has drawn, and the table as each station sees it."""
+    public: dict[str, Any] | None = None
+    views = {}
+    for name in names:
+        if name in engine.seats:
+            views[name] = engine.station_view(name)
+        else:
+            if public is None:
+                public = engine.public_view()
+            views[name] = public
+    return len(engine.drawn), views

@@ -23,6 +23,7 @@ and the reports.
 from __future__ import annotations
 
 import logging
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from decimal import Decimal
@@ -87,9 +88,7 @@ def close_session(station: Station) -> None:
 
 
 def _money_of(station: Station, session: PlayerSession) -> ledger.SessionMoney:
-    if session.first_entry is None:  # a session from before the ledger was counted
-        return ledger.SessionMoney(*(ledger.money(0),) * 4)
-    return ledger.session_money(station, session.first_entry)
+    return ledger.sessions_money({station.pk: session.first_entry})[station.pk]
 
 
 def _figures(station: Station, session: PlayerSession) -> dict[str, Any]:
@@ -130,11 +129,42 @@ def maxima(station: Station) -> Maxima:
 
 def session_state(station: Station) -> dict[str, Any] | None:
     """The state's ``session`` (docs/protocol.md, "Session"): None with no session open."""
-    session = current_session(station)
-    if session is None:
-        return None
-    money = _money_of(station, session)
-    most = maxima(station)
+    return states([station])[station.pk]["session"]
+
+
+def states(stations: Sequence[Station]) -> dict[int, dict[str, Any]]:
+    """The ``session`` and ``break`` of each station's state, by station id: a handful of
+    queries for any number of stations of one table (a batch's replies read them together;
+    one station's reads cost more in query building than in the database)."""
+    if not stations:
+        return {}
+    most = maxima(stations[0])  # one table, one jurisdiction
+    sessions = {
+        session.station_id: session
+        for session in PlayerSession.objects.filter(
+            station__in=[station.pk for station in stations], closed_at__isnull=True
+        )
+    }
+    moneys = ledger.sessions_money(
+        {station_id: session.first_entry for station_id, session in sessions.items()}
+    )
+    breaks = _current_breaks(stations)
+    result: dict[int, dict[str, Any]] = {}
+    for station in stations:
+        session = sessions.get(station.pk)
+        taken = breaks.get(station.pk)
+        result[station.pk] = {
+            "session": None
+            if session is None
+            else _session_state(station, session, moneys[station.pk], most),
+            "break": _break_shown(taken),
+        }
+    return result
+
+
+def _session_state(
+    station: Station, session: PlayerSession, money: ledger.SessionMoney, most: Maxima
+) -> dict[str, Any]:
     return {
         "started_at": session.opened_at.isoformat(),
         "cash_in": fmt(money.cash_in),
@@ -237,25 +267,41 @@ MAX_BREAK_MINUTES = 30 * 24 * 60  # 30 days
 def current_break(station: Station) -> StationBreak | None:
     """The station's break going on now, if any; a break that ended is logged as ended the
     first time it is looked at afterwards."""
+    return _current_breaks([station]).get(station.pk)
+
+
+def _current_breaks(stations: Sequence[Station]) -> dict[int, StationBreak]:
+    """``current_break`` of each station that has one, by station id, in one query."""
     now = timezone.now()
+    by_id = {station.pk: station for station in stations}
     # One query for both: the breaks going on and those ended but not yet logged as ended
     # (it runs for every state the station is sent).
     breaks = list(
-        StationBreak.objects.filter(station=station)
+        StationBreak.objects.filter(station_id__in=list(by_id))
         .filter(Q(until__gt=now) | Q(end_logged=False))
         .order_by("pk")
     )
     for ended in [taken for taken in breaks if taken.until <= now]:
         if StationBreak.objects.filter(pk=ended.pk, end_logged=False).update(end_logged=True):
             _log(
-                station, None, ProtectionEvent.Kind.BREAK_ENDED, {"until": ended.until.isoformat()}
+                by_id[ended.station_id],
+                None,
+                ProtectionEvent.Kind.BREAK_ENDED,
+                {"until": ended.until.isoformat()},
             )
-    return next((taken for taken in breaks if taken.until > now), None)
+    going_on: dict[int, StationBreak] = {}
+    for taken in breaks:
+        if taken.until > now:
+            going_on.setdefault(taken.station_id, taken)  # the first, as one station's did
+    return going_on
 
 
 def break_state(station: Station) -> dict[str, Any] | None:
     """The state's ``break``: None, or when the break started and when it ends."""
-    taken = current_break(station)
+    return _break_shown(current_break(station))
+
+
+def _break_shown(taken: StationBreak | None) -> dict[str, Any] | None:
     if taken is None:
         return None
     return {"started_at": taken.started_at.isoformat(), "until": taken.until.isoformat()}

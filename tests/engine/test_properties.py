@@ -225,3 +225,63 @@ def test_no_station_sees_the_hole_card_before_it_is_revealed(rules, table, shoe_
         if hidden:
             assert len(view["dealer"]["cards"]) == 1
             assert set(card_strings(view)) <= set(public_draws)
+
+
+def _kind(card) -> str:
+    """What the dealer's peek can tell of a hole card: an ace, a ten-value, or neither."""
+    return "ace" if card.is_ace else "ten" if card.is_ten_value else "other"
+
+
+def _before_the_reveal(play: Table) -> tuple[list, list, list]:
+    """Everything the stations were shown while the hole card was down, and the table's
+    steps meanwhile (the phase, the step and who is asked: what the server times)."""
+    notices = [notice.message for _drawn, revealed, notice in play.notices if not revealed]
+    views = [view for hidden, view in play.views if hidden]
+    return notices, views, [step for hidden, step in play.steps if hidden]
+
+
+class Timed(Table):
+    """A Table that also records the step after every input."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.steps: list = []
+
+    def _apply(self, event) -> None:
+        super()._apply(event)
+        rnd = self.round
+        hidden = len(rnd.dealer) >= 2 and not rnd.hole_revealed
+        self.steps.append((hidden, (rnd.phase, rnd.step, tuple(rnd.prompted_stations))))
+
+
+@slow
+@tables
+def test_nothing_shown_or_timed_before_the_reveal_depends_on_the_hole_card(
+    rules, table, shoe_seed, burn
+) -> None:
+    """Issue 17, hidden information by timing: two rounds that differ only in the hole card
+    (another card the dealer's peek cannot tell from it) show every station the same
+    notices, views and questions, step by step, until the hole card is revealed. The
+    server's timers follow the steps alone (``writer.timer_seconds``: by phase), so no
+    deadline, prompt or pause says anything about the card either."""
+    first = Timed(rules, table, shoe_seed, burn, order=False)
+    rnd = first.play()
+    if first.hole_index is None:
+        return  # no hole card at this table
+    hole = first.shoe[first.hole_index]
+    # A card never drawn in the first round, of the same kind and another rank or suit.
+    unseen = [
+        i
+        for i in range(len(rnd.drawn), len(first.shoe))
+        if _kind(first.shoe[i]) == _kind(hole) and str(first.shoe[i]) != str(hole)
+    ]
+    if not unseen:
+        return
+    swap = unseen[shoe_seed % len(unseen)]
+    second = Timed(rules, table, shoe_seed, burn, order=False)
+    shoe = second.shoe
+    shoe[first.hole_index], shoe[swap] = shoe[swap], shoe[first.hole_index]
+    second.play()
+    assert second.round.drawn[first.hole_index] is not None
+    assert str(second.round.drawn[first.hole_index]) != str(hole)
+    assert _before_the_reveal(second) == _before_the_reveal(first)

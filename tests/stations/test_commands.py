@@ -74,16 +74,16 @@ def test_a_command_cut_off_half_way_leaves_nothing_and_its_resend_runs(table, s1
     from stations.models import StationCommand
 
     writer.open_round(table)
-    real_state = commands.station_state
+    real_state = commands.station_states
 
     def dies(*args, **kwargs):
         raise RuntimeError("the process died here")
 
-    monkeypatch.setattr(commands, "station_state", dies)
+    monkeypatch.setattr(commands, "station_states", dies)
     with pytest.raises(RuntimeError):
         send(s1, 1, type="place", box=1, bet="main", amount="5")
     assert not Bet.objects.exists() and not StationCommand.objects.exists()
-    monkeypatch.setattr(commands, "station_state", real_state)
+    monkeypatch.setattr(commands, "station_states", real_state)
     assert bets(send(s1, 1, type="place", box=1, bet="main", amount="5")) == [(1, "main", "5.00")]
     assert bets(send(s1, 1, type="place", box=1, bet="main", amount="5")) == [(1, "main", "5.00")]
 
