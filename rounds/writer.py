@@ -176,6 +176,9 @@ class _HeldRound(threading.local):
     # The held round's bets by station, read once for the batch's replies (``station_bets``)
     # and kept up to date by the writer's own changes of them.
     bets: dict[int, list[Bet]] | None = None
+    # The held row has changes not yet saved (``_write`` saves it once per batch).
+    unsaved: bool = False
+    depth: int = 0  # the savepoints open when the batch began (``flush``)
 
 
 _HELD = _HeldRound()
@@ -200,10 +203,64 @@ def holding_the_table(table_id: int) -> Iterator[Round | None]:
             .first()
         )
         _HELD.table_id, _HELD.round = table_id, round
+        _HELD.unsaved, _HELD.depth = False, len(connection.savepoint_ids)
         try:
             yield round
+            flush()
         finally:
             _HELD.table_id = _HELD.round = _HELD.bets = None
+            _HELD.unsaved = False
+
+
+class _PendingEvent:
+    """An event of the held round appended but not yet inserted: a batch inserts its events
+    together (``flush``). It waits as an on-commit callback, so that a savepoint rolled back
+    (a refused input) drops it with the rest of what the savepoint wrote."""
+
+    def __init__(self, row: RoundEvent) -> None:
+        self.row: RoundEvent | None = row
+
+    def __call__(self) -> None:
+        pass  # inserted by ``flush`` before the commit
+
+
+def _pending(round_id: int | None = None) -> list[_PendingEvent]:
+    """This transaction's events not yet inserted (of one round, or all), in their order."""
+    return [
+        callback
+        for callback in (pending[1] for pending in connection.run_on_commit)
+        if isinstance(callback, _PendingEvent)
+        and callback.row is not None
+        and (round_id is None or callback.row.round_id == round_id)
+    ]
+
+
+def _log(round: Round, up_to: int | None = None) -> list[RoundEvent]:
+    """The round's event log (to ``up_to``), with what this transaction has not inserted yet."""
+    rows = round.events.order_by("seq")
+    if up_to is not None:
+        rows = rows.filter(seq__lte=up_to)
+    pending = [p.row for p in _pending(round.pk) if p.row is not None]
+    return list(rows) + [row for row in pending if up_to is None or row.seq <= up_to]
+
+
+def flush() -> None:
+    """Inside a batch, between its messages: insert the events appended so far (linked in
+    the table's chain together, one insert) and save the held round's row once. Not inside a
+    message's savepoint: one rolled back after the insert would take the rows with it."""
+    if _HELD.table_id is None:
+        return
+    assert len(connection.savepoint_ids) == _HELD.depth, "flush inside a message's savepoint"
+    pending = _pending()
+    rows = [p.row for p in pending if p.row is not None]
+    if rows:
+        chain.link_events(_HELD.table_id, rows)
+        RoundEvent.objects.bulk_create(rows)
+        for event in pending:
+            event.row = None
+    if _HELD.unsaved and _HELD.round is not None:
+        _HELD.round.save(update_fields=list(_ROUND_STATE))
+        _HELD.unsaved = False
 
 
 def current_round(table_id: int) -> Round | None:
@@ -469,7 +526,12 @@ def timed_out_after(table_id: int, at: datetime, station: str | None) -> bool:
     if last is None:
         return False
     timeouts = RoundEvent.objects.filter(round_id=last, kind=RoundEvent.Kind.TIMEOUT)
-    return timeouts.filter(created_at__gt=at).exists()
+    if timeouts.filter(created_at__gt=at).exists():
+        return True
+    return any(  # a timeout of this batch, not yet inserted
+        p.row is not None and p.row.kind == RoundEvent.Kind.TIMEOUT and p.row.created_at > at
+        for p in _pending(last)
+    )
 
 
 def _record(round: Round, event: Event) -> list[Notice]:
@@ -575,7 +637,11 @@ def bets_closed(round: Round) -> bool:
         return False
     if round.phase != Round.Phase.VOID:
         return True
-    return round.events.filter(kind=RoundEvent.Kind.BETS_CLOSED).exists()
+    if round.events.filter(kind=RoundEvent.Kind.BETS_CLOSED).exists():
+        return True
+    return any(
+        p.row is not None and p.row.kind == RoundEvent.Kind.BETS_CLOSED for p in _pending(round.pk)
+    )
 
 
 def is_halted(round: Round) -> bool:
@@ -601,7 +667,7 @@ def read(round_id: int, look: Callable[[Engine], T]) -> T:
     live = _CACHE.take(round_id, seq)
     if live is None:
         round = Round.objects.select_related("table", "config").get(pk=round_id)
-        rows = list(round.events.filter(seq__lte=seq).order_by("seq"))
+        rows = _log(round, up_to=seq)
         live = _live(round, replay.rebuild(round, rows), generation=replay.generation(rows))
         live.seq = seq
     try:
@@ -780,7 +846,7 @@ def _locked_live(round: Round) -> Live:
     if live is None:
         live = _CACHE.take(round.pk, round.last_seq)
     if live is None:
-        rows = list(round.events.order_by("seq"))
+        rows = _log(round)
         live = _live(round, replay.rebuild(round, rows), generation=replay.generation(rows))
     return _own(live)
 
@@ -827,6 +893,11 @@ def _append(round: Round, kind: str, payload: dict[str, Any]) -> RoundEvent:
     row = RoundEvent(
         round=round, seq=round.last_seq, kind=kind, payload=payload, created_at=timezone.now()
     )
+    if held is not None:  # inserted with the batch's others (``flush``)
+        transaction.on_commit(_PendingEvent(row))
+        return row
+    # The table's chain takes events in their order: none of a batch may be left behind.
+    assert not _pending(), "an event of another round while a batch's wait to be inserted"
     chain.link_events(round.table_id, [row])  # its link in the table's chain, same transaction
     row.save(force_insert=True)
     return row
@@ -846,7 +917,10 @@ def _write(round: Round, live: Live, station: str | None = None) -> None:
     if engine.settled:
         round.settled_at = timezone.now()
         _write_results(round, engine, live.stations)
-    round.save(update_fields=["last_seq", "phase", "settled_at", "step_key", "deadline"])
+    if _held(round.pk) is round:
+        _HELD.unsaved = True  # saved once for the batch (``flush``)
+    else:
+        round.save(update_fields=list(_ROUND_STATE))
     live.seq = round.last_seq
 
 

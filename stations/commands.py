@@ -109,6 +109,10 @@ def handle_batch(messages: list[Received]) -> list[dict[str, Any]]:
             if key in answered:
                 replies.append(_stored(station, client_id, answered[key]))
                 continue
+            if message.get("type") != "decide":
+                # A decision's event waits to be inserted with the batch's others; anything
+                # else may read the log or the round's row, so it finds both written.
+                writer.flush()
             outcome = _answer(station, message, at, client_id)
             if isinstance(outcome, Applied):
                 applied.append((len(replies), station, outcome))
@@ -117,6 +121,7 @@ def handle_batch(messages: list[Received]) -> list[dict[str, Any]]:
                 outcome_reply = outcome
             new[key] = StationCommand(station=station, client_id=client_id, reply=outcome_reply)
             replies.append(outcome_reply)
+        writer.flush()
         # The states of the applied commands' replies, read together once every command of
         # the batch is applied: what the stations get is what this transaction commits.
         states = _states([(station, done.full) for _index, station, done in applied])

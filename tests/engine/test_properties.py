@@ -232,7 +232,7 @@ def _kind(card) -> str:
     return "ace" if card.is_ace else "ten" if card.is_ten_value else "other"
 
 
-def _before_the_reveal(play: Table) -> tuple[list, list, list]:
+def _before_the_reveal(play: "Timed") -> tuple[list, list, list]:
     """Everything the stations were shown while the hole card was down, and the table's
     steps meanwhile (the phase, the step and who is asked: what the server times)."""
     notices = [notice.message for _drawn, revealed, notice in play.notices if not revealed]
