@@ -1,7 +1,7 @@
 """What a station message costs on the database thread: a table of N stations, every station's
 bet and then every station's decision written in batches (``stations.batches.write``, as the
 server writes a burst), timed per batch, with the queries of one batch counted and, with
-``--profile``, the functions that take the time.
+``--profile bet|decision|both``, the functions that take the time.
 
     .venv/bin/python bench/batch_cost.py --stations 200
     DATABASE_URL=postgres://postgres@127.0.0.1:5432/tablehub_bench \
@@ -77,7 +77,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--stations", type=int, default=200)
     parser.add_argument("--batch", type=int, default=32)
-    parser.add_argument("--profile", action="store_true", help="print the top functions")
+    parser.add_argument(
+        "--profile",
+        choices=["bet", "decision", "both"],
+        help="print the top functions of the bets, the decisions or both",
+    )
     options = parser.parse_args()
     environment()
     import django
@@ -94,6 +98,8 @@ def main() -> None:
     stations = {s.name: s for s in joined}
     round_id = new_round(table_id)
     profile = cProfile.Profile() if options.profile else None
+    bet_profile = profile if options.profile in ("bet", "both") else None
+    decision_profile = profile if options.profile in ("decision", "both") else None
     database = os.environ["DATABASE_URL"].split(":", 1)[0]
     print(f"{options.stations} stations, batches of {options.batch}, {database}")
 
@@ -101,7 +107,7 @@ def main() -> None:
         (stations[name], {"type": "place", "client_id": "b", "box": 1, "amount": "10"})
         for name in names
     ]
-    seconds, queries, replies = timed_batches(bets, options.batch, profile)
+    seconds, queries, replies = timed_batches(bets, options.batch, bet_profile)
     assert all(r["ok"] for r in replies), [r for r in replies if not r["ok"]][:3]
     report("bet", seconds, queries, options.batch)
 
@@ -111,7 +117,7 @@ def main() -> None:
     decisions = [
         (stations[name], {"type": "decide", "client_id": "d", "action": "stand"}) for name in names
     ]
-    seconds, queries, replies = timed_batches(decisions, options.batch, profile)
+    seconds, queries, replies = timed_batches(decisions, options.batch, decision_profile)
     assert all(r["ok"] for r in replies), [r for r in replies if not r["ok"]][:3]
     report("decision", seconds, queries, options.batch)
 

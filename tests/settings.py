@@ -7,7 +7,28 @@ Django plugin reads these settings too (pyproject.toml).
 """
 
 import os
+import re
 
 os.environ.setdefault("DEBUG", "1")
+
+
+def _redis_of_this_worker() -> None:
+    """Under pytest-xdist each worker has a test database of its own (pytest-django adds the
+    worker's name) and here a Redis database of its own, the next numbers after REDIS_URL's:
+    the channel layer's groups (``table.<id>``), the cache and Celery's queues would
+    otherwise mix two workers' tables of the same id. Set in the environment, so that the
+    servers and workers a test starts in processes of their own use it too."""
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "")
+    url = os.environ.get("REDIS_URL", "")
+    number = re.fullmatch(r"gw(\d+)", worker)
+    if not (url and number):
+        return
+    base = re.search(r"/(\d+)$", url)
+    database = (int(base.group(1)) if base else 0) + 1 + int(number.group(1))
+    stem = url[: base.start()] if base else url.rstrip("/")
+    os.environ["REDIS_URL"] = f"{stem}/{database}"
+
+
+_redis_of_this_worker()
 
 from tablehub.settings import *  # noqa: E402, F403
