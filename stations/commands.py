@@ -85,7 +85,8 @@ def handle_batch(messages: list[Received]) -> list[dict[str, Any]]:
     replies: list[dict[str, Any]] = []
     # One transaction for the commands, their effects and their stored replies: a process that
     # dies half-way leaves nothing, and the stations' resends run them afresh.
-    with writer.holding_the_table(table_ids.pop()):
+    stations = [station for station, _message, _at in messages]
+    with writer.holding_the_table(table_ids.pop()), protection.reads_kept(stations):
         # The session check (tablehub/session_guard.py) of every message, in one query.
         valid = valid_stations({station.pk: station.credential for station, _m, _at in messages})
         answered = _answered(messages)
@@ -109,10 +110,13 @@ def handle_batch(messages: list[Received]) -> list[dict[str, Any]]:
             if key in answered:
                 replies.append(_stored(station, client_id, answered[key]))
                 continue
-            if message.get("type") != "decide":
+            kind = message.get("type")
+            if kind != "decide":
                 # A decision's event waits to be inserted with the batch's others; anything
                 # else may read the log or the round's row, so it finds both written.
                 writer.flush()
+            if kind not in BETS:
+                protection.forget_reads()  # it may change a session, a break or credits
             outcome = _answer(station, message, at, client_id)
             if isinstance(outcome, Applied):
                 applied.append((len(replies), station, outcome))
@@ -581,6 +585,22 @@ def _recall(station: Station, message: dict[str, Any], at: datetime) -> dict[str
 def _state(station: Station, message: dict[str, Any], at: datetime) -> None:
     return None
 
+
+# The messages that change a station's bets and nothing else: a batch checks them against
+# the stations' protection read once (stations/protection.py, ``reads_kept``).
+BETS = frozenset(
+    [
+        "place",
+        "place_many",
+        "undo",
+        "clear",
+        "double_bets",
+        "rebet",
+        "repeat_last",
+        "bet_all",
+        "let_it_play",
+    ]
+)
 
 HANDLERS: dict[str, Callable[[Station, dict[str, Any], datetime], dict[str, Any] | None]] = {
     "place": _place,

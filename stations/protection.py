@@ -23,7 +23,9 @@ and the reports.
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+import threading
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from decimal import Decimal
@@ -132,10 +134,21 @@ def session_state(station: Station) -> dict[str, Any] | None:
     return states([station])[station.pk]["session"]
 
 
-def states(stations: Sequence[Station]) -> dict[int, dict[str, Any]]:
-    """The ``session`` and ``break`` of each station's state, by station id: a handful of
-    queries for any number of stations of one table (a batch's replies read them together;
-    one station's reads cost more in query building than in the database)."""
+@dataclass(frozen=True)
+class Standing:
+    """What a station's protection is judged on: the jurisdiction's maxima, the open session
+    and its money (None: no session), and the break going on (None: none)."""
+
+    most: Maxima
+    session: PlayerSession | None
+    money: ledger.SessionMoney | None
+    taken: StationBreak | None
+
+
+def standings(stations: Sequence[Station]) -> dict[int, Standing]:
+    """Each station's ``Standing``, by station id: four queries for any number of stations
+    of one table (a batch's checks and replies read them together; one station's reads cost
+    more in query building than in the database)."""
     if not stations:
         return {}
     most = maxima(stations[0])  # one table, one jurisdiction
@@ -149,17 +162,62 @@ def states(stations: Sequence[Station]) -> dict[int, dict[str, Any]]:
         {station_id: session.first_entry for station_id, session in sessions.items()}
     )
     breaks = _current_breaks(stations)
+    return {
+        station.pk: Standing(
+            most, sessions.get(station.pk), moneys.get(station.pk), breaks.get(station.pk)
+        )
+        for station in stations
+    }
+
+
+def states(stations: Sequence[Station]) -> dict[int, dict[str, Any]]:
+    """The ``session`` and ``break`` of each station's state, by station id, read together."""
     result: dict[int, dict[str, Any]] = {}
-    for station in stations:
-        session = sessions.get(station.pk)
-        taken = breaks.get(station.pk)
-        result[station.pk] = {
+    by_id = {station.pk: station for station in stations}
+    for station_id, standing in standings(stations).items():
+        station = by_id[station_id]
+        session, money = standing.session, standing.money
+        result[station_id] = {
             "session": None
-            if session is None
-            else _session_state(station, session, moneys[station.pk], most),
-            "break": _break_shown(taken),
+            if session is None or money is None
+            else _session_state(station, session, money, standing.most),
+            "break": _break_shown(standing.taken),
         }
     return result
+
+
+class _KeptReads(threading.local):
+    """A batch's standings, read once for the bets it checks (``reads_kept``)."""
+
+    stations: dict[int, Station] | None = None
+    kept: dict[int, Standing] | None = None
+
+
+_KEPT = _KeptReads()
+
+
+@contextmanager
+def reads_kept(stations: Sequence[Station]) -> Iterator[None]:
+    """Inside, ``check_stakes`` reads the standings of all ``stations`` once, together, the
+    first time one is needed, until ``forget_reads``: the caller forgets them before any
+    command that may change one (a bet changes none)."""
+    _KEPT.stations, _KEPT.kept = {station.pk: station for station in stations}, None
+    try:
+        yield
+    finally:
+        _KEPT.stations = _KEPT.kept = None
+
+
+def forget_reads() -> None:
+    _KEPT.kept = None
+
+
+def _standing(station: Station) -> Standing:
+    if _KEPT.stations is None or station.pk not in _KEPT.stations:
+        return standings([station])[station.pk]
+    if _KEPT.kept is None:
+        _KEPT.kept = standings(list(_KEPT.stations.values()))
+    return _KEPT.kept[station.pk]
 
 
 def _session_state(
@@ -309,7 +367,10 @@ def _break_shown(taken: StationBreak | None) -> dict[str, Any] | None:
 
 def refuse_on_break(station: Station) -> None:
     """A cash-in or a bet during a break: ``on_break``, with its end."""
-    taken = current_break(station)
+    _refuse_during(current_break(station))
+
+
+def _refuse_during(taken: StationBreak | None) -> None:
     if taken is not None:
         raise EngineError(
             f"the station is on a break until {taken.until.isoformat(timespec='minutes')}",
@@ -412,10 +473,9 @@ def check_stakes(station: Station, before: Decimal, after: Decimal) -> None:
     code); taking bets back is always allowed."""
     if after <= before:
         return
-    refuse_on_break(station)
-    most = maxima(station)
-    session = current_session(station)
-    money = _money_of(station, session) if session is not None else None
+    standing = _standing(station)
+    _refuse_during(standing.taken)
+    most, session, money = standing.most, standing.session, standing.money
     if session is not None and money is not None:
         if _stopped(session, money, most) == "time_limit_reached":
             raise LimitReached(
