@@ -23,6 +23,11 @@ thread ever sees an engine that another thread is changing, or a state not commi
 A batch of station messages (stations/batches.py) is one transaction that locks the table's
 open round once, at its start (``holding_the_table``): every writer call of the batch on
 that round uses the held row as the transaction changes it, instead of reading it again.
+Inside a batch the held round's events wait in memory (as on-commit callbacks, so that a
+refused input's savepoint drops its own) and the held row's changes are saved once: ``flush``
+links the waiting events in the table's chain and inserts them together, between messages
+that may read the log (the batch calls it before any message but a decision), before the
+replies are read and at the commit.
 """
 
 from __future__ import annotations
