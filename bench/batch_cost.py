@@ -122,7 +122,9 @@ def main() -> None:
     report("decision", seconds, queries, options.batch)
 
     if profile is not None:
-        pstats.Stats(profile).sort_stats(os.environ.get("BATCH_COST_SORT", "cumulative")).print_stats(40)
+        pstats.Stats(profile).sort_stats(
+            os.environ.get("BATCH_COST_SORT", "cumulative")
+        ).print_stats(40)
 
 
 def report(what: str, seconds: list[float], queries: int, size: int) -> None:
