@@ -7,6 +7,7 @@ from django.contrib.auth.models import Group, User
 from rounds.engine import RuleSet
 from tablehub import roles
 from tablehub.models import Jurisdiction, Table, TableConfig
+from tests.helpers import ensure_role_permissions
 
 pytestmark = pytest.mark.django_db
 
@@ -27,6 +28,9 @@ def table():
 def user(username, role=None, **extra):
     person = User.objects.create_user(username, password=f"{username}-pw", **extra)
     if role:
+        # A transactional test run before this one may have flushed the groups' permissions
+        # (a floor manager sees every table by ``view_table``).
+        ensure_role_permissions()
         person.groups.add(Group.objects.get_or_create(name=role)[0])
     return person
 
