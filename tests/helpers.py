@@ -20,11 +20,26 @@ from tablehub.models import Table
 STAFF_ROLES = (roles.FLOOR_MANAGER, roles.AUDITOR)  # the roles that use the admin
 
 
+# The data migrations that give the role groups their permissions, in order.
+ROLE_MIGRATIONS = (
+    "tablehub.migrations.0008_role_permissions",
+    "tablehub.migrations.0018_read_protection_and_integrity_logs",
+)
+
+
+def role_permissions() -> dict[str, list[tuple[str, str]]]:
+    """Each role's permissions (app label, codename), as the data migrations give them."""
+    wanted: dict[str, list[tuple[str, str]]] = {}
+    for name in ROLE_MIGRATIONS:
+        for role, perms in importlib.import_module(name).ROLE_PERMISSIONS.items():
+            wanted.setdefault(role, []).extend(perms)
+    return wanted
+
+
 def ensure_role_permissions() -> None:
     """Give the role groups their permissions again (a transactional test may have flushed
-    what the data migration wrote)."""
-    migration = importlib.import_module("tablehub.migrations.0008_role_permissions")
-    for role, perms in migration.ROLE_PERMISSIONS.items():
+    what the data migrations wrote)."""
+    for role, perms in role_permissions().items():
         group, _ = Group.objects.get_or_create(name=role)
         if group.permissions.count() == len(perms):
             continue

@@ -34,3 +34,24 @@ def test_the_protection_log_is_listed_read_only(login, table):
         html.count('field-kind">Session Started') == 2 and "WA 1/s1" in html and "WA 1/s2" in html
     )
     assert client.get("/admin/stations/protectionevent/add/").status_code == 403
+
+
+@pytest.mark.parametrize("role", ["floor_manager", "auditor"])
+def test_floor_managers_and_auditors_read_the_protection_and_integrity_logs(login, table, role):
+    """Issue 20, reports: the floor manager lists the protection log in the admin (and the
+    auditor reads it, with the card alerts and the program checks), changes none of them."""
+    client = login(role)
+    page = client.get("/admin/stations/protectionevent/")
+    assert page.status_code == 200
+    html = page.content.decode()
+    assert html.count('field-kind">Session Started') == 2 and "WA 1/s1" in html
+    for log in ("croupier/cardalert", "tablehub/installcheck"):
+        assert client.get(f"/admin/{log}/").status_code == 200
+    for refused in ("/admin/stations/protectionevent/add/", "/admin/croupier/cardalert/add/"):
+        assert client.get(refused).status_code == 403
+
+
+def test_dealers_and_supervisors_read_no_log_in_the_admin(login, table):
+    for role in ("dealer", "supervisor"):
+        page = login(role).get("/admin/stations/protectionevent/")
+        assert page.status_code == 302 and "/admin/login/" in page.url  # not staff
