@@ -167,11 +167,34 @@ def lock_credits(stations: Iterable[Station | int]) -> dict[int, Decimal]:
     return credits
 
 
+class _StationsLocked:
+    """This transaction holds the locks of these stations: an on-commit marker, dropped with
+    the savepoint that took the locks if it rolls back (PostgreSQL releases them then too)."""
+
+    def __init__(self, ids: Iterable[int]) -> None:
+        self.ids = frozenset(ids)
+
+    def __call__(self) -> None:
+        pass
+
+
+def _locked_here() -> set[int]:
+    """The stations whose locks this transaction holds (``lock_stations``)."""
+    held: set[int] = set()
+    for pending in connection.run_on_commit:
+        if isinstance(pending[1], _StationsLocked):
+            held |= pending[1].ids
+    return held
+
+
 def lock_stations(stations: Iterable[Station | int]) -> list[int]:
     """``lock_credits`` without reading them (the caller reads them next, under the locks);
-    the stations' ids, in the order they were locked."""
+    the stations' ids, in the order they were locked. A station this transaction has locked
+    already is not locked again (a batch locks its betting stations once)."""
     stations = list(stations)
     ids = sorted({s if isinstance(s, int) else s.pk for s in stations})
+    if ids and connection.in_atomic_block and set(ids) <= _locked_here():
+        return ids
     if ids:
         # The chain heads of their tables first: a transaction that holds a station's lock
         # never waits for a chain head (rounds/chain.py, the lock order).
@@ -181,6 +204,8 @@ def lock_stations(stations: Iterable[Station | int]) -> list[int]:
         chain.lock_heads(tables)
         locked = Station.objects.select_for_update().filter(pk__in=ids).order_by("pk")
         list(locked.values_list("pk"))
+        if connection.in_atomic_block:
+            transaction.on_commit(_StationsLocked(ids))
     return ids
 
 

@@ -89,6 +89,14 @@ def handle_batch(messages: list[Received]) -> list[dict[str, Any]]:
     with writer.holding_the_table(table_ids.pop()), protection.reads_kept(stations):
         # The session check (tablehub/session_guard.py) of every message, in one query.
         valid = valid_stations({station.pk: station.credential for station, _m, _at in messages})
+        # A bet's credits are read under its station's lock: the betting stations' locks
+        # taken once for the batch, outside any message's savepoint (its rollback would
+        # release them), before their credits are read.
+        ledger.lock_stations(
+            station
+            for station, message, _at in messages
+            if station.pk in valid and message.get("type") in BETS
+        )
         answered = _answered(messages)
         new: dict[tuple[int, str], StationCommand] = {}
         applied: list[tuple[int, Station, Applied]] = []  # replies to build once all are in
@@ -275,7 +283,7 @@ def _check_bets(station: Station, round: Round, totals: dict[tuple[int, str], De
     bets = [EngineBet(station.name, box, code, stake) for (box, code), stake in totals.items()]
     check_placement(bets, config.ruleset().special_without_main, config.paytables())
     staked = sum(totals.values(), Decimal(0))
-    credits = ledger.balance(station)
+    credits = protection.standing(station).credits  # read under the station's lock
     if staked > credits:
         raise EngineError(
             f"credits {fmt(credits)} do not cover the stakes {fmt(staked)}",

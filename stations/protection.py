@@ -137,16 +137,17 @@ def session_state(station: Station) -> dict[str, Any] | None:
 @dataclass(frozen=True)
 class Standing:
     """What a station's protection is judged on: the jurisdiction's maxima, the open session
-    and its money (None: no session), and the break going on (None: none)."""
+    and its money (None: no session), the break going on (None: none) and its credits."""
 
     most: Maxima
     session: PlayerSession | None
     money: ledger.SessionMoney | None
     taken: StationBreak | None
+    credits: Decimal
 
 
 def standings(stations: Sequence[Station]) -> dict[int, Standing]:
-    """Each station's ``Standing``, by station id: four queries for any number of stations
+    """Each station's ``Standing``, by station id: five queries for any number of stations
     of one table (a batch's checks and replies read them together; one station's reads cost
     more in query building than in the database)."""
     if not stations:
@@ -162,9 +163,14 @@ def standings(stations: Sequence[Station]) -> dict[int, Standing]:
         {station_id: session.first_entry for station_id, session in sessions.items()}
     )
     breaks = _current_breaks(stations)
+    credits = ledger.balances(station.pk for station in stations)
     return {
         station.pk: Standing(
-            most, sessions.get(station.pk), moneys.get(station.pk), breaks.get(station.pk)
+            most,
+            sessions.get(station.pk),
+            moneys.get(station.pk),
+            breaks.get(station.pk),
+            credits[station.pk],
         )
         for station in stations
     }
@@ -210,6 +216,12 @@ def reads_kept(stations: Sequence[Station]) -> Iterator[None]:
 
 def forget_reads() -> None:
     _KEPT.kept = None
+
+
+def standing(station: Station) -> Standing:
+    """The station's ``Standing``: inside ``reads_kept``, as read for its batch (under the
+    station's lock when the caller locked it before the batch's first read)."""
+    return _standing(station)
 
 
 def _standing(station: Station) -> Standing:
