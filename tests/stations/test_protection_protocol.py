@@ -34,12 +34,19 @@ from tests.test_protocol_contract import (
 db = database_sync_to_async
 
 
+# The sockets a test joined: closed when it ends (an open one leaves its table's listener
+# waiting on the channel layer, and the loop's close cancels it: a warning, not an end).
+JOINED: list[Socket] = []
+
+
 @pytest.fixture(autouse=True)
 async def _close_the_consumers_connection():
     """As tests/test_protocol_contract.py does: the consumers' database thread keeps no
     connection open for the tests that run after these (pytest-django runs the tests
-    without a database last)."""
+    without a database last). The test's sockets are closed first."""
     yield
+    while JOINED:
+        await JOINED.pop().ws.disconnect()
     await db(connections.close_all)()
 
 
@@ -67,6 +74,7 @@ async def join(table: Table) -> Socket:
         {"type": "join", "client_id": "j", "station": "s1", "credential": "s1-secret"}
     )
     assert reply["ok"], reply
+    JOINED.append(s)
     return s
 
 
