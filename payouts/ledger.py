@@ -498,10 +498,7 @@ def balance(station: Station | int) -> Decimal:
     aggregate: it is read for every reply to a station (measured in docs/benchmarks.md, the
     aggregate's query building was a fifth of a bet's time on the database thread)."""
     station_id = station if isinstance(station, int) else station.pk
-    with connection.cursor() as cursor:
-        cursor.execute(_BALANCE_SQL, [station_id])
-        (total,) = cursor.fetchone()
-    return money(total)
+    return balances([station_id])[station_id]
 
 
 def balances(station_ids: Iterable[int]) -> dict[int, Decimal]:
@@ -522,7 +519,6 @@ _COLUMNS = {
     "kind": LedgerEntry._meta.get_field("kind").column,
     "id": LedgerEntry._meta.pk.column,
 }
-_BALANCE_SQL = "SELECT SUM({amount}) FROM {table} WHERE {station} = %s".format(**_COLUMNS)
 _SESSION_SQL = (
     "SELECT {station}, {kind}, SUM({amount}) FROM {table} WHERE {station} IN ({{ids}})"
     " AND {id} >= CASE {station} {{cases}} END GROUP BY {station}, {kind}"
@@ -571,12 +567,6 @@ class SessionMoney:
     staked: Decimal
     won: Decimal
     net: Decimal
-
-
-def session_money(station: Station | int, first_entry: int) -> SessionMoney:
-    """The station's ``SessionMoney`` from entry ``first_entry`` on (one query)."""
-    station_id = station if isinstance(station, int) else station.pk
-    return sessions_money({station_id: first_entry})[station_id]
 
 
 def sessions_money(first_entries: Mapping[int, int | None]) -> dict[int, SessionMoney]:

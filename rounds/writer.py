@@ -240,12 +240,17 @@ def _pending(round_id: int | None = None) -> list[_PendingEvent]:
     ]
 
 
+def _pending_rows(round_id: int) -> list[RoundEvent]:
+    """The round's events this transaction has not inserted yet, in their order."""
+    return [p.row for p in _pending(round_id) if p.row is not None]
+
+
 def _log(round: Round, up_to: int | None = None) -> list[RoundEvent]:
     """The round's event log (to ``up_to``), with what this transaction has not inserted yet."""
     rows = round.events.order_by("seq")
     if up_to is not None:
         rows = rows.filter(seq__lte=up_to)
-    pending = [p.row for p in _pending(round.pk) if p.row is not None]
+    pending = _pending_rows(round.pk)
     return list(rows) + [row for row in pending if up_to is None or row.seq <= up_to]
 
 
@@ -534,8 +539,7 @@ def timed_out_after(table_id: int, at: datetime, station: str | None) -> bool:
     if timeouts.filter(created_at__gt=at).exists():
         return True
     return any(  # a timeout of this batch, not yet inserted
-        p.row is not None and p.row.kind == RoundEvent.Kind.TIMEOUT and p.row.created_at > at
-        for p in _pending(last)
+        row.kind == RoundEvent.Kind.TIMEOUT and row.created_at > at for row in _pending_rows(last)
     )
 
 
@@ -644,9 +648,7 @@ def bets_closed(round: Round) -> bool:
         return True
     if round.events.filter(kind=RoundEvent.Kind.BETS_CLOSED).exists():
         return True
-    return any(
-        p.row is not None and p.row.kind == RoundEvent.Kind.BETS_CLOSED for p in _pending(round.pk)
-    )
+    return any(row.kind == RoundEvent.Kind.BETS_CLOSED for row in _pending_rows(round.pk))
 
 
 def is_halted(round: Round) -> bool:

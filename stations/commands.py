@@ -652,14 +652,13 @@ def _states(wanted: list[tuple[Station, bool]]) -> list[dict[str, Any]]:
 
 def station_states(stations: Sequence[Station], full: bool = True) -> list[dict[str, Any]]:
     """``station_state`` of several stations of one table, in their order: what they share
-    (the round, the engine's view) read once, and their credits and protection in one
-    query each, whatever their number (a batch's replies)."""
+    (the round, the engine's view) read once, and their credits and protection together
+    (``protection.standings``), whatever their number (a batch's replies)."""
     if not stations:
         return []
     table = stations[0].table
     round = open_round(stations[0]) or table.rounds.order_by("-pk").first()
-    credits = ledger.balances(station.pk for station in stations)
-    protected = protection.states(stations)
+    standings = protection.standings(stations)  # credits, sessions and breaks together
     now = timezone.now().isoformat()
     cards = 0
     views: dict[str, dict[str, Any]] = {}
@@ -671,9 +670,9 @@ def station_states(stations: Sequence[Station], full: bool = True) -> list[dict[
         state: dict[str, Any] = {
             "station": station.name,
             "server_time": now,
-            "credits": fmt(credits[station.pk]),
+            "credits": fmt(standings[station.pk].credits),
             "round": None,
-            **protected[station.pk],
+            **protection.shown(station, standings[station.pk]),
         }
         if full:
             config = round.config if round is not None else table.current_config()

@@ -2,7 +2,7 @@
 
 A session starts with the station's first cash-in after a cash-out (or its first cash-in
 ever) and ends with its cash-out (``PlayerSession``). Its money is the ledger's, counted
-from the entry of the cash-in that opened it (``ledger.session_money``): this module reads
+from the entry of the cash-in that opened it (``ledger.sessions_money``): this module reads
 it and never writes money. The player may set a loss limit, a time limit and a most staked
 per round for the session: a decrease (or a first limit) applies at once, an increase or a
 removal not this session (``limit_cool_off``). The jurisdiction's maxima (stake per round,
@@ -129,11 +129,6 @@ def maxima(station: Station) -> Maxima:
     return Maxima(*(jurisdiction.first() or (None, None, None, None)))
 
 
-def session_state(station: Station) -> dict[str, Any] | None:
-    """The state's ``session`` (docs/protocol.md, "Session"): None with no session open."""
-    return states([station])[station.pk]["session"]
-
-
 @dataclass(frozen=True)
 class Standing:
     """What a station's protection is judged on: the jurisdiction's maxima, the open session
@@ -176,20 +171,16 @@ def standings(stations: Sequence[Station]) -> dict[int, Standing]:
     }
 
 
-def states(stations: Sequence[Station]) -> dict[int, dict[str, Any]]:
-    """The ``session`` and ``break`` of each station's state, by station id, read together."""
-    result: dict[int, dict[str, Any]] = {}
-    by_id = {station.pk: station for station in stations}
-    for station_id, standing in standings(stations).items():
-        station = by_id[station_id]
-        session, money = standing.session, standing.money
-        result[station_id] = {
-            "session": None
-            if session is None or money is None
-            else _session_state(station, session, money, standing.most),
-            "break": _break_shown(standing.taken),
-        }
-    return result
+def shown(station: Station, standing: Standing) -> dict[str, Any]:
+    """The ``session`` (docs/protocol.md, "Session"; None with no session open) and the
+    ``break`` (None: none) of the station's state, from its standing."""
+    session, money = standing.session, standing.money
+    return {
+        "session": None
+        if session is None or money is None
+        else _session_state(station, session, money, standing.most),
+        "break": _break_shown(standing.taken),
+    }
 
 
 class _KeptReads(threading.local):
@@ -221,10 +212,6 @@ def forget_reads() -> None:
 def standing(station: Station) -> Standing:
     """The station's ``Standing``: inside ``reads_kept``, as read for its batch (under the
     station's lock when the caller locked it before the batch's first read)."""
-    return _standing(station)
-
-
-def _standing(station: Station) -> Standing:
     if _KEPT.stations is None or station.pk not in _KEPT.stations:
         return standings([station])[station.pk]
     if _KEPT.kept is None:
@@ -366,12 +353,8 @@ def _current_breaks(stations: Sequence[Station]) -> dict[int, StationBreak]:
     return going_on
 
 
-def break_state(station: Station) -> dict[str, Any] | None:
-    """The state's ``break``: None, or when the break started and when it ends."""
-    return _break_shown(current_break(station))
-
-
 def _break_shown(taken: StationBreak | None) -> dict[str, Any] | None:
+    """The state's ``break``: None, or when the break started and when it ends."""
     if taken is None:
         return None
     return {"started_at": taken.started_at.isoformat(), "until": taken.until.isoformat()}
@@ -485,9 +468,9 @@ def check_stakes(station: Station, before: Decimal, after: Decimal) -> None:
     code); taking bets back is always allowed."""
     if after <= before:
         return
-    standing = _standing(station)
-    _refuse_during(standing.taken)
-    most, session, money = standing.most, standing.session, standing.money
+    kept = standing(station)
+    _refuse_during(kept.taken)
+    most, session, money = kept.most, kept.session, kept.money
     if session is not None and money is not None:
         if _stopped(session, money, most) == "time_limit_reached":
             raise LimitReached(
