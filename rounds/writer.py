@@ -178,8 +178,8 @@ class _HeldRound(threading.local):
 
     table_id: int | None = None
     round: Round | None = None
-    # The held round's bets by station, read once for the batch's replies (``station_bets``)
-    # and kept up to date by the writer's own changes of them.
+    # The held round's bets of the stations read so far, by station (``stations_bets``),
+    # kept up to date by the writer's own changes of them.
     bets: dict[int, list[Bet]] | None = None
     # The held row has changes not yet saved (``_write`` saves it once per batch).
     unsaved: bool = False
@@ -282,17 +282,21 @@ def current_round(table_id: int) -> Round | None:
     return Round.objects.filter(table_id=table_id).exclude(phase__in=ENDED).order_by("-pk").first()
 
 
-def station_bets(round: Round, station_id: int) -> list[Bet]:
-    """The station's bets on the round, by box. Inside a batch, the held round's bets of
-    every station are read once (a reply per message would read them again each time)."""
-    if _held(round.pk) is None:
-        return list(round.bets.filter(station_id=station_id).order_by("box", "pk"))
-    if _HELD.bets is None:
-        by_station: dict[int, list[Bet]] = {}
-        for bet in round.bets.order_by("box", "pk"):
-            by_station.setdefault(bet.station_id, []).append(bet)
-        _HELD.bets = by_station
-    return _HELD.bets.get(station_id, [])
+def stations_bets(round: Round, station_ids: Sequence[int]) -> dict[int, list[Bet]]:
+    """The stations' bets on the round, by box, by station id, in one query. Inside a batch
+    the held round's bets of a station are read once and kept up to date by the writer's
+    own changes (a reply per message would read them again each time); only the stations
+    asked for are read, so a batch's cost does not grow with the table's other stations."""
+    held = _held(round.pk) is not None
+    known = _HELD.bets if held and _HELD.bets is not None else {}
+    missing = [pk for pk in station_ids if pk not in known]
+    found: dict[int, list[Bet]] = {pk: [] for pk in missing}
+    if missing:
+        for bet in round.bets.filter(station_id__in=missing).order_by("box", "pk"):
+            found[bet.station_id].append(bet)
+    if held:
+        _HELD.bets = known | found
+    return {pk: known[pk] if pk in known else found[pk] for pk in station_ids}
 
 
 def _held(round_id: int) -> Round | None:
@@ -408,8 +412,8 @@ def set_bets(round: Round, station: Station, stakes: Mapping[tuple[int, str], De
         Bet(round=round, station=station, box=box, code=code, stake=stake)
         for (box, code), stake in stakes.items()
     )
-    if _HELD.bets is not None and _held(round.pk) is not None:
-        _HELD.bets[station.pk] = sorted(bets, key=lambda bet: bet.box)  # stable: pk order
+    if _held(round.pk) is not None:  # the station's whole set, known without a read
+        _HELD.bets = (_HELD.bets or {}) | {station.pk: sorted(bets, key=lambda bet: bet.box)}
 
 
 def close_bets(round_id: int) -> list[Notice]:
@@ -484,7 +488,7 @@ def _refuse_uncovered_bets(
         round.bets.filter(station_id__in=refused).delete()
         if _HELD.bets is not None and _held(round.pk) is not None:
             for station_id in refused:
-                _HELD.bets.pop(station_id, None)
+                _HELD.bets[station_id] = []
         BetSlip.objects.filter(round=round, station_id__in=refused).delete()
     return refused
 

@@ -86,7 +86,8 @@ def handle_batch(messages: list[Received]) -> list[dict[str, Any]]:
     # One transaction for the commands, their effects and their stored replies: a process that
     # dies half-way leaves nothing, and the stations' resends run them afresh.
     stations = [station for station, _message, _at in messages]
-    with writer.holding_the_table(table_ids.pop()), protection.reads_kept(stations):
+    table_id = table_ids.pop()
+    with writer.holding_the_table(table_id), protection.reads_kept(stations):
         # The session check (tablehub/session_guard.py) of every message, in one query.
         valid = valid_stations({station.pk: station.credential for station, _m, _at in messages})
         # A bet's credits are read under its station's lock: the betting stations' locks
@@ -125,7 +126,11 @@ def handle_batch(messages: list[Received]) -> list[dict[str, Any]]:
                 writer.flush()
             if kind not in BETS:
                 protection.forget_reads()  # it may change a session, a break or credits
+            before = _round_mark(table_id)
             outcome = _answer(station, message, at, client_id)
+            if kind in BETS and _round_mark(table_id) != before:
+                # A late bet's expiry closed the bets: the stakes left the credits.
+                protection.forget_reads()
             if isinstance(outcome, Applied):
                 applied.append((len(replies), station, outcome))
                 outcome_reply: dict[str, Any] = {}
@@ -145,6 +150,12 @@ def handle_batch(messages: list[Received]) -> list[dict[str, Any]]:
         # then this whole transaction is undone, and the resend is answered from its reply.
         StationCommand.objects.bulk_create(new.values())
     return replies
+
+
+def _round_mark(table_id: int) -> tuple[int, str, int] | None:
+    """What a change of the table's open round (its events, its phase) changes."""
+    round = writer.current_round(table_id)
+    return None if round is None else (round.pk, round.phase, round.last_seq)
 
 
 def _answered(messages: list[Received]) -> dict[tuple[int, str], Any]:
@@ -658,13 +669,14 @@ def station_states(stations: Sequence[Station], full: bool = True) -> list[dict[
         return []
     table = stations[0].table
     round = open_round(stations[0]) or table.rounds.order_by("-pk").first()
-    standings = protection.standings(stations)  # credits, sessions and breaks together
+    standings = protection.current_standings(stations)  # credits, sessions, breaks together
     now = timezone.now().isoformat()
     cards = 0
     views: dict[str, dict[str, Any]] = {}
     if round is not None and writer.bets_closed(round):  # the engine knows the round
         names = [station.name for station in stations]
         cards, views = writer.read(round.pk, lambda engine: _views(engine, names))
+    bets = writer.stations_bets(round, [station.pk for station in stations]) if round else {}
     states = []
     for station in stations:
         state: dict[str, Any] = {
@@ -699,7 +711,7 @@ def station_states(stations: Sequence[Station], full: bool = True) -> list[dict[
         }
         state["bets"] = [
             {"box": b.box, "bet": b.code, "stake": fmt(b.stake)}
-            for b in writer.station_bets(round, station.pk)
+            for b in bets[station.pk]
         ]
         if station.name in views:
             state["table"] = views[station.name]
