@@ -35,7 +35,7 @@ from __future__ import annotations
 import copy
 import logging
 import threading
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -181,6 +181,10 @@ class _HeldRound(threading.local):
     # The held round's bets of the stations read so far, by station (``stations_bets``),
     # kept up to date by the writer's own changes of them.
     bets: dict[int, list[Bet]] | None = None
+    # The held round's slips (chip groups) of the stations read so far, as the database has
+    # them (``bet_slip``); the changes this transaction made wait in ``_PendingBets``.
+    slips: dict[int, list[Any]] | None = None
+    betting: set[int] = set()  # the stations whose bets the batch changes (``expect_bets``)
     # The held row has changes not yet saved (``_write`` saves it once per batch).
     unsaved: bool = False
     depth: int = 0  # the savepoints open when the batch began (``flush``)
@@ -213,8 +217,8 @@ def holding_the_table(table_id: int) -> Iterator[Round | None]:
             yield round
             flush()
         finally:
-            _HELD.table_id = _HELD.round = _HELD.bets = None
-            _HELD.unsaved = False
+            _HELD.table_id = _HELD.round = _HELD.bets = _HELD.slips = None
+            _HELD.unsaved, _HELD.betting = False, set()
 
 
 class _PendingEvent:
@@ -227,6 +231,30 @@ class _PendingEvent:
 
     def __call__(self) -> None:
         pass  # inserted by ``flush`` before the commit
+
+
+class _PendingBets:
+    """A station's bets on the held round changed but not yet written: a batch writes its
+    stations' slips and Bet rows together (``flush``). An on-commit callback, as an event
+    waiting is, so that a refused change's savepoint drops it."""
+
+    def __init__(
+        self, station_id: int, groups: list[Any], stakes: Mapping[tuple[int, str], Decimal]
+    ):
+        self.station_id, self.groups, self.stakes = station_id, groups, dict(stakes)
+        self.written = False
+
+    def __call__(self) -> None:
+        pass  # written by ``flush`` before the commit
+
+
+def _pending_bets() -> list[_PendingBets]:
+    """This transaction's changes of bets not yet written, in their order."""
+    return [
+        callback
+        for callback in (pending[1] for pending in connection.run_on_commit)
+        if isinstance(callback, _PendingBets) and not callback.written
+    ]
 
 
 def _pending(round_id: int | None = None) -> list[_PendingEvent]:
@@ -268,6 +296,7 @@ def flush() -> None:
         RoundEvent.objects.bulk_create(rows)
         for event in pending:
             event.row = None
+    _write_bets(_pending_bets())
     if _HELD.unsaved and _HELD.round is not None:
         _HELD.round.save(update_fields=list(_ROUND_STATE))
         _HELD.unsaved = False
@@ -404,16 +433,79 @@ def lock_for_betting(round_id: int) -> Round:
     return round
 
 
-def set_bets(round: Round, station: Station, stakes: Mapping[tuple[int, str], Decimal]) -> None:
+def expect_bets(station_ids: Iterable[int]) -> None:
+    """Inside a batch: these stations' messages change bets (``bet_slip`` reads their slips
+    together)."""
+    _HELD.betting = set(station_ids)
+
+
+def bet_slip(round: Round, station: Station) -> list[Any]:
+    """The station's slip on the round (locked by ``lock_for_betting``): its chip groups in
+    the order they were put down. Inside a batch, the slips of the stations it expects bets
+    from (``expect_bets``) are read together, once, and its own changes come from memory."""
+    if _held(round.pk) is None:
+        slip = BetSlip.objects.filter(round=round, station=station).values_list("groups")
+        return list((slip.first() or ([],))[0])
+    for change in reversed(_pending_bets()):  # the last change of this transaction
+        if change.station_id == station.pk:
+            return list(change.groups)
+    known = _HELD.slips if _HELD.slips is not None else {}
+    if station.pk not in known:
+        wanted = {station.pk, *_HELD.betting} - known.keys()
+        read = dict(
+            BetSlip.objects.filter(round=round, station_id__in=wanted).values_list(
+                "station_id", "groups"
+            )
+        )
+        _HELD.slips = known = known | {pk: read.get(pk, []) for pk in wanted}
+    return list(known[station.pk])
+
+
+def set_bets(
+    round: Round,
+    station: Station,
+    groups: list[Any],
+    stakes: Mapping[tuple[int, str], Decimal],
+) -> None:
     """The station's bets on the round (locked by ``lock_for_betting``) become ``stakes``,
-    (box, bet code) -> stake; the station's checks (stations/commands.py) come first."""
-    round.bets.filter(station=station).delete()
-    bets = Bet.objects.bulk_create(
-        Bet(round=round, station=station, box=box, code=code, stake=stake)
-        for (box, code), stake in stakes.items()
+    (box, bet code) -> stake, put down as the slip's chip ``groups``; the station's checks
+    (stations/commands.py) come first. Inside a batch they are written with the batch's
+    other stations' at its ``flush``."""
+    if _held(round.pk) is None:
+        _write_bets([_PendingBets(station.pk, groups, stakes)], round)
+        return
+    transaction.on_commit(_PendingBets(station.pk, groups, stakes))
+    bets = [
+        Bet(round=round, station=station, box=b, code=c, stake=v) for (b, c), v in stakes.items()
+    ]
+    # The station's whole set, known without a read (the replies show box, bet and stake).
+    _HELD.bets = (_HELD.bets or {}) | {station.pk: sorted(bets, key=lambda bet: bet.box)}
+
+
+def _write_bets(changes: list[_PendingBets], round: Round | None = None) -> None:
+    """Write the last change of each station's bets: the slips in one statement, the Bet rows
+    in two (the old ones deleted, the new ones inserted)."""
+    if not changes:
+        return
+    round = round or _HELD.round
+    assert round is not None
+    last = {change.station_id: change for change in changes}
+    BetSlip.objects.bulk_create(
+        [BetSlip(round=round, station_id=pk, groups=c.groups) for pk, c in last.items()],
+        update_conflicts=True,
+        unique_fields=["round", "station"],
+        update_fields=["groups"],
     )
-    if _held(round.pk) is not None:  # the station's whole set, known without a read
-        _HELD.bets = (_HELD.bets or {}) | {station.pk: sorted(bets, key=lambda bet: bet.box)}
+    Bet.objects.filter(round=round, station_id__in=last).delete()
+    Bet.objects.bulk_create(
+        Bet(round=round, station_id=pk, box=box, code=code, stake=stake)
+        for pk, change in last.items()
+        for (box, code), stake in change.stakes.items()
+    )
+    for change in changes:
+        change.written = True
+    if _held(round.pk) is not None:
+        _HELD.slips = (_HELD.slips or {}) | {pk: c.groups for pk, c in last.items()}
 
 
 def close_bets(round_id: int) -> list[Notice]:
@@ -427,6 +519,8 @@ def close_bets(round_id: int) -> list[Notice]:
 def _close_bets(round: Round) -> list[Notice]:
     if round.phase != Round.Phase.BETTING:
         raise EngineError("bets are already closed", code="bets_closed")
+    # A change of bets waiting to be written would be written after the close (``flush``).
+    assert _held(round.pk) is None or not _pending_bets(), "bets closed with bets unwritten"
     bets = list(round.bets.select_related("station").order_by("station__name", "box", "pk"))
     # The stations' credits, locked: nothing takes money from them until the stakes are in.
     balances = ledger.lock_credits(b.station for b in bets)
@@ -573,6 +667,7 @@ def expire(round_id: int, step_key: str) -> list[Notice]:
     Idempotent: nothing happens when the round is no longer at that step. While a command
     received before the deadline is still being handled (rounds/receipts.py), the expiry
     waits: it is tried again a moment later."""
+    flush()  # inside a batch: the bets it closes are those written
     with _kept_if_unchanged(), transaction.atomic():
         round = locked_round(round_id)
         if round is None or not step_key or round.step_key != step_key or is_halted(round):

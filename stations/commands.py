@@ -30,7 +30,7 @@ from rounds.engine.errors import shown
 from rounds.engine.money import check_stake_limits, fmt
 from rounds.models import Round
 from stations import protection
-from stations.models import BetSlip, Station, StationCommand
+from stations.models import Station, StationCommand
 from stations.recall import station_recall
 from stations.selectors import (
     dealer_history,
@@ -93,11 +93,11 @@ def handle_batch(messages: list[Received]) -> list[dict[str, Any]]:
         # A bet's credits are read under its station's lock: the betting stations' locks
         # taken once for the batch, outside any message's savepoint (its rollback would
         # release them), before their credits are read.
-        ledger.lock_stations(
-            station
-            for station, message, _at in messages
-            if station.pk in valid and message.get("type") in BETS
-        )
+        betting = [
+            s for s, message, _at in messages if s.pk in valid and message.get("type") in BETS
+        ]
+        ledger.lock_stations(betting)
+        writer.expect_bets(station.pk for station in betting)  # their slips read together
         answered = _answered(messages)
         new: dict[tuple[int, str], StationCommand] = {}
         applied: list[tuple[int, Station, Applied]] = []  # replies to build once all are in
@@ -120,9 +120,10 @@ def handle_batch(messages: list[Received]) -> list[dict[str, Any]]:
                 replies.append(_stored(station, client_id, answered[key]))
                 continue
             kind = message.get("type")
-            if kind != "decide":
-                # A decision's event waits to be inserted with the batch's others; anything
-                # else may read the log or the round's row, so it finds both written.
+            if kind != "decide" and kind not in BETS:
+                # A decision's event and a bet's slip wait to be written with the batch's
+                # others; anything else may read the log, the round's row or the bets, so it
+                # finds them written (a late bet's expiry flushes them itself).
                 writer.flush()
             if kind not in BETS:
                 protection.forget_reads()  # it may change a session, a break or credits
@@ -256,17 +257,13 @@ def _write_slip(station: Station, round: Round, change) -> None:
         # The credits are read under the station's lock: a cash-out is before us, or after.
         ledger.lock_stations([station])
         # No other writer can make this slip meanwhile: the round's lock is ours.
-        slip = BetSlip.objects.filter(round=round, station=station).first()
-        if slip is None:
-            slip = BetSlip(round=round, station=station)
-        groups = change(list(slip.groups), round)
+        slip = writer.bet_slip(round, station)
+        groups = change(list(slip), round)
         totals = _totals(groups)
         _check_bets(station, round, totals)
-        before = sum(_totals(slip.groups).values(), Decimal(0))
+        before = sum(_totals(slip).values(), Decimal(0))
         protection.check_stakes(station, before, sum(totals.values(), Decimal(0)))
-        slip.groups = groups
-        slip.save()
-        writer.set_bets(round, station, totals)
+        writer.set_bets(round, station, groups, totals)
         # The croupier tablet shows who is betting; bets are private, so it is only told
         # that they changed and reads its own state.
         table_id = round.table_id
@@ -710,8 +707,7 @@ def station_states(stations: Sequence[Station], full: bool = True) -> list[dict[
             "halted": writer.is_halted(round),
         }
         state["bets"] = [
-            {"box": b.box, "bet": b.code, "stake": fmt(b.stake)}
-            for b in bets[station.pk]
+            {"box": b.box, "bet": b.code, "stake": fmt(b.stake)} for b in bets[station.pk]
         ]
         if station.name in views:
             state["table"] = views[station.name]
