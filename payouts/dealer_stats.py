@@ -44,12 +44,6 @@ MIN_EXPECTED_PER_RANK = 5
 # exact, from their par sheets.
 MAIN_GAME_VARIANCE = 1.32
 
-DEFAULT_SHIFTS = {
-    "day": ("06:00", "14:00"),
-    "swing": ("14:00", "22:00"),
-    "night": ("22:00", "06:00"),
-}
-
 
 class UnknownShift(ValueError):
     """A shift name that ``TABLEHUB_SHIFTS`` does not define."""
@@ -58,7 +52,7 @@ class UnknownShift(ValueError):
 def shifts() -> dict[str, tuple[str, str]]:
     """The casino's shifts: name -> (start, end) as "HH:MM" in the server's time zone
     (``TABLEHUB_SHIFTS``; a shift whose end is not after its start ends the next day)."""
-    return dict(getattr(settings, "TABLEHUB_SHIFTS", DEFAULT_SHIFTS))
+    return {name: (first, last) for name, (first, last) in settings.TABLEHUB_SHIFTS.items()}
 
 
 def shift_range(name: str, day: date) -> tuple[datetime, datetime]:
