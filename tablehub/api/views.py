@@ -610,6 +610,8 @@ class DealerStatistics(Base):
             start, end = parse_range(params.get("start"), params.get("end"), SYNC_REPORT_DAYS)
         dealers = tables = None
         if params.get("dealer"):
+            if "\x00" in params["dealer"]:  # PostgreSQL takes no NUL in a text
+                raise BadRequest("dealer must be a username")
             users = get_user_model().objects.filter(username=params["dealer"])
             dealers = list(users.values_list("pk", flat=True))
             if not dealers:

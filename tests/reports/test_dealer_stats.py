@@ -242,6 +242,8 @@ def test_a_stricter_jurisdiction_flags_less(table, users):
         ("start=2026-11-26T00:00:00Z", 400, None),
         ("shift=day&date=2026-11-26&dealer=nobody", 404, "no such dealer"),
         ("shift=day&date=2026-11-26&table=x", 400, "table must be a table's id, got 'x'"),
+        ("shift=day&date=2026-11-26&dealer=a%00b", 400, "dealer must be a username"),
+        ("shift=day%00&date=2026-11-26", 400, None),
         ("shift=night&date=2026-11-26", 200, None),
     ],
 )  # fmt: skip
