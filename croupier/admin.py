@@ -19,8 +19,29 @@ class CardAlertAdmin(ReadOnlyAdmin):
 
 @admin.register(DealerChange)
 class DealerChangeAdmin(ReadOnlyAdmin):
-    list_display = ("pk", "table", "at", "previous", "dealer", "how", "command", "mid_shoe")
+    list_display = (
+        "pk",
+        "table",
+        "at",
+        "previous_name",
+        "dealer_name",
+        "how",
+        "command",
+        "mid_shoe",
+    )
     list_filter = ("table", "mid_shoe", "how", "dealer")
-    list_select_related = ("table", "previous", "dealer")
-    fields = ("table", "shoe", "round", "previous", "dealer", "how", "command", "mid_shoe", "at")
+    list_select_related = ("table",)
+    fields = (
+        "table",
+        "shoe",
+        "round",
+        "previous",
+        "previous_name",
+        "dealer",
+        "dealer_name",
+        "how",
+        "command",
+        "mid_shoe",
+        "at",
+    )
     readonly_fields = fields

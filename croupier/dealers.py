@@ -57,10 +57,12 @@ def take_over(
         return None
     with transaction.atomic():
         # The table's row first, then its round's (as close_table and open_round lock them).
-        table = Table.objects.select_for_update().get(pk=table_id)
+        table = (
+            Table.objects.select_for_update(of=("self",)).select_related("dealer").get(pk=table_id)
+        )
         if table.dealer_id == user.pk:
             return None  # another socket of the same user took it meanwhile
-        previous = table.dealer_id
+        previous = table.dealer
         table.dealer_id = user.pk
         table.save(update_fields=["dealer"])
         shoe = table.shoes.filter(closed_at__isnull=True).order_by("-pk").first()
@@ -72,8 +74,10 @@ def take_over(
             table=table,
             shoe=shoe,
             round=round,
-            previous_id=previous,
+            previous=previous,
             dealer_id=user.pk,
+            previous_name=previous.get_username() if previous is not None else "",
+            dealer_name=user.get_username(),
             how=how,
             command=command,
             mid_shoe=shoe is not None and shoe.cards_drawn > 0,
@@ -82,7 +86,7 @@ def take_over(
         "table %s: dealer %s takes over from %s (%s%s)",
         table_id,
         user.get_username(),
-        previous,
+        change.previous_name or "nobody",
         how,
         " mid-shoe" if change.mid_shoe else "",
     )

@@ -58,11 +58,16 @@ class DealerChange(AppendOnly):
         settings.AUTH_USER_MODEL,
         null=True,
         blank=True,
-        on_delete=models.PROTECT,
+        on_delete=models.SET_NULL,
         related_name="+",
         help_text="the dealer on duty before (empty: nobody)",
     )
-    dealer = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+")
+    dealer = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    # The usernames as they were: the log keeps them if a user is deleted.
+    previous_name = models.CharField(max_length=150, blank=True)
+    dealer_name = models.CharField(max_length=150)
     how = models.CharField(max_length=16, choices=How.choices)
     command = models.CharField(max_length=24, blank=True, help_text="the tablet command, if any")
     mid_shoe = models.BooleanField(help_text="cards had already been dealt from the open shoe")
@@ -72,4 +77,4 @@ class DealerChange(AppendOnly):
         ordering = ["-pk"]
 
     def __str__(self) -> str:
-        return f"{self.table} dealer {self.dealer_id} from {self.previous_id} at {self.at:%H:%M}"
+        return f"{self.table} dealer {self.dealer_name} from {self.previous_name or '-'}"

@@ -54,13 +54,14 @@ class Round(models.Model):
     )
     config = models.ForeignKey("tablehub.TableConfig", on_delete=models.PROTECT)
     shoe = models.ForeignKey("tablehub.Shoe", null=True, blank=True, on_delete=models.PROTECT)
-    # The dealer on duty when the round's bets closed (croupier/dealers.py): empty at a video
-    # table, or when no tablet user has taken the table yet.
+    # The dealer on duty when the round's first card was dealt (croupier/dealers.py): empty
+    # at a video table, when no tablet user had taken the table, or once the user is deleted
+    # (deactivate a dealer instead: docs/integrity.md).
     dealer = models.ForeignKey(
         settings.AUTH_USER_MODEL,
         null=True,
         blank=True,
-        on_delete=models.PROTECT,
+        on_delete=models.SET_NULL,
         related_name="+",
         help_text="the dealer who dealt the round (croupier/dealers.py)",
     )

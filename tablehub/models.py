@@ -398,7 +398,9 @@ class DealerReport(models.Model):
     """The statistics of one dealer at one table over a shift (payouts/dealer_stats.py), as
     ``manage.py dealer_report`` kept them: the admin lists them, outliers flagged."""
 
-    dealer = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+")
+    dealer = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+"
+    )
     table = models.ForeignKey(Table, on_delete=models.PROTECT, related_name="+")
     shift = models.CharField(max_length=40, blank=True, help_text="empty: a range of dates")
     start = models.DateTimeField()

@@ -19,7 +19,7 @@ class Migration(migrations.Migration):
                 blank=True,
                 help_text="the dealer who dealt the round (croupier/dealers.py)",
                 null=True,
-                on_delete=django.db.models.deletion.PROTECT,
+                on_delete=django.db.models.deletion.SET_NULL,
                 related_name="+",
                 to=settings.AUTH_USER_MODEL,
             ),

@@ -86,6 +86,14 @@ def test_each_round_records_its_dealer_and_a_change_is_logged(
     ok(table, b, 12, type="state")
     assert dealers.take_over(table.pk, b, DealerChange.How.COMMAND, "deal") is None
     assert DealerChange.objects.filter(table=table).count() == 2
+    # A deleted user leaves their rounds without a dealer; the log keeps the names.
+    b.delete()
+    second.refresh_from_db()
+    assert second.dealer is None
+    assert [
+        (c.previous_name, c.dealer_name, c.dealer_id)
+        for c in DealerChange.objects.filter(table=table).order_by("pk")
+    ] == [("", "dealer", a.pk), ("dealer", "dealer-b", None)]
 
 
 def test_a_refused_command_takes_nothing_over(table, users):
