@@ -395,7 +395,10 @@ def open_round(table: Table) -> Round:
     with transaction.atomic():  # the timer starts once the round is saved
         config = table.current_config()
         assert config is not None  # a table without a configuration cannot open a round
-        round = Round.objects.create(table=table, number=_next_number(table), config=config)
+        number, dealer_id = _next_number(table)
+        round = Round.objects.create(
+            table=table, number=number, config=config, dealer_id=dealer_id
+        )
         _start_timer(round, "betting", "betting")
         round.save(update_fields=["step_key", "deadline"])
         assert round.deadline is not None  # _start_timer gave the step its deadline
@@ -408,12 +411,14 @@ def open_round(table: Table) -> Round:
     return round
 
 
-def _next_number(table: Table) -> int:
+def _next_number(table: Table) -> tuple[int, int | None]:
     """The table's next round number (1 for its first round), under the table's row lock so
-    that two processes opening a round at once cannot take the same number."""
-    list(Table.objects.select_for_update().filter(pk=table.pk).values_list("pk", flat=True))
+    that two processes opening a round at once cannot take the same number, and the table's
+    dealer on duty, read by the same lock (croupier/dealers.py)."""
+    locked = Table.objects.select_for_update().filter(pk=table.pk)
+    dealer_id = locked.values_list("dealer_id", flat=True).get()
     newest = table.rounds.order_by("-number").values_list("number", flat=True).first()
-    return (newest or 0) + 1
+    return (newest or 0) + 1, dealer_id
 
 
 def timer_seconds(round: Round, phase: str) -> float:

@@ -12,7 +12,6 @@ from collections import defaultdict
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
-from django.core.cache import cache
 from django.db.models import Sum
 
 from payouts.models import LedgerEntry
@@ -21,8 +20,7 @@ from rounds import writer
 from rounds.engine import EngineError
 from rounds.engine.money import ZERO, fmt
 from rounds.models import Round
-from rounds.replay import rebuild
-from rounds.selectors import dealer_outcome_key
+from rounds.selectors import dealer_outcomes
 from stations.models import Station
 from tablehub.models import Table, TableConfig
 
@@ -184,26 +182,10 @@ def dealer_history(table: Table, limit: int = HISTORY) -> list[dict[str, Any]]:
         .select_related("config", "table")
         .order_by("-pk")[:limit]
     )
-    keys = {r.pk: dealer_outcome_key(r) for r in rounds}
-    cached = cache.get_many([k for k in keys.values() if k])
-    history = []
-    fresh = {}
-    for round in rounds:
-        key = keys[round.pk]
-        outcome = cached.get(key) if key else None
-        if outcome is None:
-            try:
-                dealer = rebuild(round).dealer_outcome()
-            except EngineError:  # a round without a log to replay: nothing to show
-                continue
-            outcome = {"total": dealer["total"], "bust": dealer["bust"]}
-            outcome["blackjack"] = dealer["blackjack"]
-            if key:
-                fresh[key] = outcome
-        history.append({"round": round.pk, "number": round.number, **outcome})
-    if fresh:
-        cache.set_many(fresh, timeout=None)
-    return history
+    outcomes = dealer_outcomes(rounds)
+    return [
+        {"round": r.pk, "number": r.number, **outcomes[r.pk]} for r in rounds if r.pk in outcomes
+    ]
 
 
 def dealer_stats(history: list[dict[str, Any]]) -> dict[str, Any]:

@@ -39,6 +39,7 @@ urlpatterns = [
     ),
     path("tables/<int:table_id>/reports/", views.ReportJobs.as_view(), name="api-report-jobs"),
     path("reports/<int:report_id>/", views.ReportJob.as_view(), name="api-report-job"),
+    path("dealer-report/", views.DealerStatistics.as_view(), name="api-dealer-report"),
     path("rounds/<int:round_id>/", views.RoundRecall.as_view(), name="api-round"),
     path("stations/", views.StationList.as_view(), name="api-stations"),
     path(
