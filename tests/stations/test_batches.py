@@ -5,7 +5,7 @@ whole costs no other message its answer."""
 
 import asyncio
 import json
-from datetime import timedelta
+from datetime import datetime, timedelta
 from decimal import Decimal
 
 import pytest
@@ -222,7 +222,7 @@ def test_a_client_id_of_any_json_type_is_refused_alone_in_its_batch(table):
     assert list(StationCommand.objects.values_list("client_id", flat=True)) == ["c"]
 
 
-async def _bets(sent: list[tuple[Station, dict, object]]) -> list[batches.Message]:
+async def _bets(sent: list[tuple[Station, dict, datetime]]) -> list[batches.Message]:
     """Batch messages of any kind, each with its own receipt time."""
     return [batches.Message(s, content, at) for s, content, at in sent]
 
