@@ -31,14 +31,6 @@ from .conftest import PASSWORD
 pytestmark = pytest.mark.django_db
 
 
-@pytest.fixture(autouse=True)
-def _no_engine_left_cached():
-    """A test that runs the on-commit callbacks leaves its rounds' engines in this process's
-    cache, and the next test's database may give its rounds the same ids: forget them."""
-    yield
-    writer.forget_cached_engines()
-
-
 def ok(table, user, n, **message):
     reply = tablet(table, user, {"client_id": f"c{n}", **message})
     assert reply["ok"], reply
