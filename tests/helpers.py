@@ -24,6 +24,7 @@ STAFF_ROLES = (roles.FLOOR_MANAGER, roles.AUDITOR)  # the roles that use the adm
 ROLE_MIGRATIONS = (
     "tablehub.migrations.0008_role_permissions",
     "tablehub.migrations.0018_read_protection_and_integrity_logs",
+    "tablehub.migrations.0020_read_meters",
 )
 
 
