@@ -32,6 +32,7 @@ from django.db import connection, transaction
 
 from payouts.models import LedgerEntry, Meters, StationMeter, TableMeter
 from stations.models import Station
+from tablehub.models import Table
 
 CENTS = Decimal(100)
 # A ledger kind -> the meter that counts it and the sign that makes the meter count up.
@@ -80,6 +81,23 @@ def shown(meter: Meters | None) -> dict[str, Any]:
         **{name: money(row[f"{name}_cents"]) for name in MONEY},
         **{name: row[name] for name in GAMES},
     }
+
+
+def of_station(station: Station) -> dict[str, Any]:
+    """A station's meters, as the API shows them."""
+    return _station_meters(station, StationMeter.objects.filter(pk=station.pk).first())
+
+
+def of_table(table: Table) -> dict[str, Any]:
+    """A table's meters and each of its stations', by name, as the API shows them."""
+    rows = {m.station_id: m for m in StationMeter.objects.filter(table=table)}
+    stations = [_station_meters(s, rows.get(s.pk)) for s in table.stations.order_by("name")]
+    row = TableMeter.objects.filter(pk=table.pk).first()
+    return {"table": table.pk, "name": table.name, **shown(row), "stations": stations}
+
+
+def _station_meters(station: Station, row: StationMeter | None) -> dict[str, Any]:
+    return {"station": station.pk, "name": station.name, "table": station.table_id, **shown(row)}
 
 
 # -- counting --------------------------------------------------------------------------------
