@@ -3,11 +3,13 @@ writer and the station commands (a win, a loss, a push, a double, a void before 
 the settlement, cash-in and cash-out, a tip), equal to the ledger's sums, and
 ``check_ledger`` naming a meter changed behind the ledger's back."""
 
+import threading
 from decimal import Decimal
 
 import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
+from django.db import connection
 from django.db.models import F
 
 from payouts import ledger, meters
@@ -194,3 +196,29 @@ def test_a_meter_row_deleted_is_named(table, stations):
     assert ledger.check() == [
         f"station {s2.pk} (s2)'s meter cash_in is 0.00, the ledger says 100.00",
     ]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_two_connections_moving_money_at_once_both_count(table):
+    made = [Station.objects.create(table=table, name=f"s{n}") for n in range(1, 5)]
+    start = threading.Barrier(len(made))
+    failures: list[Exception] = []
+
+    def cash(station: Station) -> None:
+        try:
+            start.wait(5)
+            cash_in(station, "10.05", key="at-once")
+        except Exception as exc:  # reported by the test
+            failures.append(exc)
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=cash, args=(station,)) for station in made]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(30)
+    assert failures == []
+    assert table_meter(table)["cash_in"] == D("40.20")
+    assert [meter(station)["cash_in"] for station in made] == [D("10.05")] * 4
+    assert ledger.check() == []
