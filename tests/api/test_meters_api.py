@@ -39,6 +39,9 @@ def test_the_admin_lists_the_meters_and_changes_nothing(login, played):
         assert "24.70" in page.content.decode() and "12.35" in page.content.decode()
         assert client.get("/admin/payouts/tablemeter/").status_code == 200
         url = f"/admin/payouts/stationmeter/{played.pk}/change/"
+        shown = client.get(url)  # read only: the meters, and no save button
+        assert shown.status_code == 200 and "24.70" in shown.content.decode()
+        assert 'name="_save"' not in shown.content.decode()
         assert client.post(url, {"total_won": "0"}).status_code == 403
         assert client.post(f"/admin/payouts/stationmeter/{played.pk}/delete/").status_code == 403
     assert StationMeter.objects.get(pk=played.pk).total_won_cents == 2470
