@@ -53,19 +53,24 @@ def tip(station: Station, amount: Decimal, key: str) -> Decimal:
     allow tips or the table has no dealer (``tips_not_allowed``), for an amount not above
     0.00 (``bad_amount``) and for more than the credits not staked on the open round
     (``insufficient_credits``). Returns the credits after it."""
-    table = station.table
-    if not table.jurisdiction.tips_allowed:
+    # Read now, not from the station's table as it was when its socket joined.
+    mode, allowed, currency = (
+        Table.objects.filter(pk=station.table_id)
+        .values_list("mode", "jurisdiction__tips_allowed", "currency")
+        .get()
+    )
+    if not allowed:
         raise EngineError(
             "the jurisdiction does not allow tips", station.name, code="tips_not_allowed"
         )
-    if table.mode != Table.Mode.DEALER:
+    if mode != Table.Mode.DEALER:
         raise EngineError(
             "a video table has no dealer to tip", station.name, code="tips_not_allowed"
         )
     if amount <= 0:
         raise EngineError("a tip must be more than 0.00", station.name, code="bad_amount")
     # The lock order of a bet change and a cash-out: the open round, then the station.
-    round = writer.current_round(table.pk)
+    round = writer.current_round(station.table_id)
     if round is not None:
         round = writer.locked_round(round.pk)
     ledger.lock_stations([station])
@@ -83,8 +88,8 @@ def tip(station: Station, amount: Decimal, key: str) -> Decimal:
             "type": "tip",
             "station": station.name,
             "amount": fmt(amount),
-            "currency": table.currency,
+            "currency": currency,
             "at": timezone.now().isoformat(),
         }
-        transaction.on_commit(lambda: broadcast.tell_croupier(table.pk, told))
+        transaction.on_commit(lambda: broadcast.tell_croupier(station.table_id, told))
     return ledger.balance(station)

@@ -160,3 +160,13 @@ async def test_the_tablet_hears_a_stations_tip(settings):
     await s1.ws.disconnect()
     await ws.disconnect()
     assert await db(tips_meter)(await db(Station.objects.get)(table=table)) == (D("3"), D("3"))
+
+
+@pytest.mark.django_db
+def test_tips_turned_off_apply_to_a_station_already_joined():
+    s1 = a_station(a_table())
+    assert s1.table.jurisdiction.tips_allowed  # as a socket's station has it since its join
+    Jurisdiction.objects.filter(pk=s1.table.jurisdiction_id).update(tips_allowed=False)
+    before = _everything(s1)
+    assert tip(s1, "t-1", "1.00")["error"]["code"] == "tips_not_allowed"
+    assert _everything(s1) == before
