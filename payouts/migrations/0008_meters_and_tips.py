@@ -16,6 +16,7 @@ KINDS = {
     "cash_out": ("cash_out_cents", -1),
     "refund": ("voided_stakes_cents", 1),
     "house_loss": ("house_losses_cents", 1),
+    "tip": ("tips_cents", -1),
 }
 
 

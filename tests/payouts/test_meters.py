@@ -3,10 +3,12 @@ writer and the station commands (a win, a loss, a push, a double, a void before 
 the settlement, cash-in and cash-out, a tip), equal to the ledger's sums, and
 ``check_ledger`` naming a meter changed behind the ledger's back."""
 
+import importlib
 import threading
 from decimal import Decimal
 
 import pytest
+from django.apps import apps as django_apps
 from django.core.management import call_command
 from django.core.management.base import CommandError
 from django.db import connection
@@ -221,4 +223,27 @@ def test_two_connections_moving_money_at_once_both_count(table):
     assert failures == []
     assert table_meter(table)["cash_in"] == D("40.20")
     assert [meter(station)["cash_in"] for station in made] == [D("10.05")] * 4
+    assert ledger.check() == []
+
+
+def all_meters() -> dict[tuple[str, int], dict]:
+    stations = {("station", m.pk): meters.shown(m) for m in StationMeter.objects.all()}
+    return stations | {("table", m.pk): meters.shown(m) for m in TableMeter.objects.all()}
+
+
+def test_the_migration_counts_the_ledger_written_before_the_meters(table, stations):
+    s1, s2, s3 = stations
+    bets = [(s1, 1, "main", "12.35"), (s2, 2, "main", "10.10"), (s3, 3, "main", "7.05")]
+    stand = [("s1", "stand"), ("s2", "stand"), ("s3", "stand")]
+    play(table, bets, "TS TC TH 9C TD 7D 8D 9D", stand)
+    voided = play(table, bets, "TS TC TH 9C TD 7D 8D 9D", stand)
+    voids.void_round(voided.pk, by="sup", reason="a disputed result")
+    send(s1, "out", type="cash_out")
+    counted = all_meters()
+    assert counted[("station", s1.pk)]["total_wagered"] == D("24.70")  # two rounds' stakes
+    StationMeter.objects.all().delete()  # as before payouts/0008
+    TableMeter.objects.all().delete()
+    migration = importlib.import_module("payouts.migrations.0008_meters_and_tips")
+    migration.count_the_ledger(django_apps, None)
+    assert all_meters() == counted
     assert ledger.check() == []
