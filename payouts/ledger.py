@@ -239,8 +239,9 @@ def _post(
         text = key.text()
         # Both sides in the chain of the station's table (rounds/chain.py).
         table = station.table_id
-        counted_as = meters.column(kind, (refunded or {}).get(key))
-        counted.append((table, station.pk, counted_as, amount))
+        counted.append(
+            (table, station.pk, meters.counted_as(kind, (refunded or {}).get(key)), amount)
+        )
         entries += [
             LedgerEntry(
                 station=station,
@@ -727,7 +728,7 @@ def check() -> list[str]:
         refunded = (
             by_key.get(key.removesuffix(_REFUND)) if kind == LedgerEntry.Kind.REFUND else None
         )
-        name, sign = meters.KINDS[meters.column(kind, refunded[3] if refunded else None)]
+        name, sign = meters.KINDS[meters.counted_as(kind, refunded[3] if refunded else None)]
         counted[station_id][f"{name}_cents"] += sign * meters.cents(amount)
         if round_id is not None and kind in (LedgerEntry.Kind.STAKE, LedgerEntry.Kind.RETURN):
             stakes_and_net = played[(round_id, station_id)]  # as ``games`` reads the books

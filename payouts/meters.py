@@ -46,21 +46,17 @@ KINDS: dict[str, tuple[str, int]] = {
     LedgerEntry.Kind.HOUSE_LOSS: ("house_losses", 1),
 }
 MONEY = tuple(name for name, _sign in KINDS.values())  # in cents: ``<name>_cents``
-# A void's refund of a return (of a settled round) takes it off the returns: it is counted
-# as a return, and ``voided_stakes`` are the stakes voids gave back.
-REFUNDED_RETURN = LedgerEntry.Kind.RETURN
-
-
-def column(kind: str, refunded: str | None = None) -> str:
-    """The kind a movement is counted as (``KINDS``): its own, but a refund's of a return
-    (``refunded``: the kind of the entry it refunds), counted as a (negative) return."""
-    if kind == LedgerEntry.Kind.REFUND and refunded == REFUNDED_RETURN:
-        return LedgerEntry.Kind.RETURN
-    return kind
-
-
 GAMES = ("games_played", "games_won")
 COLUMNS = tuple(f"{name}_cents" for name in MONEY) + GAMES
+
+
+def counted_as(kind: str, refunded: str | None = None) -> str:
+    """The kind a movement is counted as (``KINDS``): its own, but a void's refund of a
+    return (``refunded``: the kind of the entry it refunds), counted as a negative return,
+    so that ``voided_stakes`` are the stakes voids gave back."""
+    if kind == LedgerEntry.Kind.REFUND and refunded == LedgerEntry.Kind.RETURN:
+        return LedgerEntry.Kind.RETURN
+    return kind
 
 
 def cents(amount: Decimal) -> int:
@@ -76,7 +72,7 @@ def money(counted: int) -> Decimal:
 def shown(meter: Meters | None) -> dict[str, Any]:
     """A row's meters as the API and the admin show them: money as Decimal, games as counts
     (no row yet: all zero)."""
-    row = {column: getattr(meter, column, 0) for column in COLUMNS}
+    row = {name: getattr(meter, name, 0) for name in COLUMNS}
     return {
         **{name: money(row[f"{name}_cents"]) for name in MONEY},
         **{name: row[name] for name in GAMES},
@@ -128,7 +124,7 @@ class Changes:
 
 def add(movements: Iterable[tuple[int, int, str, Decimal]]) -> None:
     """Count movements the ledger writes: (table id, station id, the kind counted
-    (``column``), the station side's amount)."""
+    (``counted_as``), the station side's amount)."""
     changes = Changes()
     for table_id, station_id, kind, amount in movements:
         name, sign = KINDS[kind]
