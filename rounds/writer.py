@@ -882,9 +882,12 @@ def correct(
     _CACHE.take(round.pk, round.last_seq)  # the uncorrected engine: obsolete
     row = _append(round, RoundEvent.Kind.CORRECTION, payload)
     live = _own(_live(round, engine, generation=row.seq))
+    games = ledger.games(live.books) if was_settled else {}  # what the meters counted
     moved = ledger.bring_round_to(
         round, live.stations, _money_items(round, engine), live.books, row.seq
     )
+    if was_settled or engine.settled:
+        ledger.count_games(round, live.stations, games, ledger.games(live.books))
     round.phase = engine.phase.value
     if engine.settled:
         if was_settled:  # the results are written again; the window keeps its start
@@ -1028,6 +1031,7 @@ def _write(round: Round, live: Live, station: str | None = None) -> None:
     if engine.settled:
         round.settled_at = timezone.now()
         _write_results(round, engine, live.stations)
+        ledger.count_games(round, live.stations, {}, ledger.games(live.books))  # the meters
     if _held(round.pk) is round:
         _HELD.unsaved = True  # saved once for the batch (``flush``)
     else:

@@ -20,7 +20,7 @@ from typing import Any, TypeGuard
 from django.db import transaction
 from django.utils import timezone
 
-from payouts import ledger
+from payouts import ledger, meters
 from payouts.specials import check_placement
 from rounds import disputes, writer
 from rounds.engine import Bet as EngineBet
@@ -40,7 +40,7 @@ from stations.selectors import (
     table_info,
     valid_stations,
 )
-from stations.services import cash_in
+from stations.services import cash_in, tip
 from tablehub import broadcast
 
 MAX_CLIENT_ID = 64
@@ -87,7 +87,12 @@ def handle_batch(messages: list[Received]) -> list[dict[str, Any]]:
     # dies half-way leaves nothing, and the stations' resends run them afresh.
     stations = [station for station, _message, _at in messages]
     table_id = table_ids.pop()
-    with writer.holding_the_table(table_id), protection.reads_kept(stations):
+    # The meters' changes of the batch are written once, at its end (payouts/meters.py).
+    with (
+        writer.holding_the_table(table_id),
+        protection.reads_kept(stations),
+        meters.batched(),
+    ):
         # The session check (tablehub/session_guard.py) of every message, in one query.
         valid = valid_stations({station.pk: station.credential for station, _m, _at in messages})
         # A bet's credits are read under its station's lock: the betting stations' locks
@@ -533,6 +538,12 @@ def _cash_out(station: Station, message: dict[str, Any], at: datetime) -> dict[s
     return {"receipt": receipt}
 
 
+def _tip(station: Station, message: dict[str, Any], at: datetime) -> None:
+    """A tip to the dealer from the credits, where the jurisdiction allows it
+    (stations/services.py)."""
+    tip(station, money_string(message.get("amount"), "amount"), key=message["client_id"])
+
+
 def _set_limits(station: Station, message: dict[str, Any], at: datetime) -> None:
     """The player's limits for the session (stations/protection.py): ``loss_limit`` and
     ``stake_limit`` money strings, ``time_limit`` whole minutes; null removes one."""
@@ -632,6 +643,7 @@ HANDLERS: dict[str, Callable[[Station, dict[str, Any], datetime], dict[str, Any]
     "dispute": _dispute,
     "cash_in": _cash_in,
     "cash_out": _cash_out,
+    "tip": _tip,
     "set_limits": _set_limits,
     "reality_check": _reality_check,
     "take_break": _take_break,

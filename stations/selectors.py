@@ -46,6 +46,8 @@ def table_info(table: Table, config: TableConfig) -> dict[str, Any]:
         "table": table.name,
         "mode": table.mode,
         "currency": table.currency,
+        # a station may tip the dealer (docs/protocol.md, ``tip``)
+        "tips": table.mode == Table.Mode.DEALER and table.jurisdiction.tips_allowed,
         "boxes": table.boxes,
         "chips": [fmt(chip) for chip in map(_decimal, config.chips) if chip and chip > 0],
         "special_bets": config.offered_special_bets(),

@@ -132,6 +132,10 @@ class Jurisdiction(models.Model):
         help_text="player protection: what a station's unanswered play decision gets (basic "
         "strategy: the main game's par-sheet chart; recall shows such steps as automatic)",
     )
+    tips_allowed = models.BooleanField(
+        default=False,
+        help_text="a station may tip the dealer from its credits (to the table's tip account)",
+    )
     idle_minutes = models.PositiveIntegerField(
         null=True,
         blank=True,

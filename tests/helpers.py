@@ -25,6 +25,7 @@ ROLE_MIGRATIONS = (
     "tablehub.migrations.0008_role_permissions",
     "tablehub.migrations.0018_read_protection_and_integrity_logs",
     "tablehub.migrations.0020_read_dealer_statistics",
+    "tablehub.migrations.0022_read_meters",
 )
 
 

@@ -29,7 +29,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from payouts import dealer_stats
+from payouts import dealer_stats, meters
 from payouts.models import LedgerEntry
 from payouts.reports import report_csv, table_report
 from payouts.rtp import main_sheet, special_sheet
@@ -482,6 +482,32 @@ class StationLedger(Base):
         total = entries.aggregate(t=Sum("amount"))["t"] or Decimal(0)
         response.data["balance"] = money(total)
         return response
+
+
+# --- meters -------------------------------------------------------------------------------
+
+
+class StationMeters(Base):
+    permission_classes = [needs("payouts.view_stationmeter", "stations.view_station")]
+
+    @extend_schema(responses={200: s.StationMetersSerializer, **ERRORS})
+    def get(self, request, station_id: int):
+        """A station's soft meters, kept with the ledger (docs/integrity.md, "Meters")."""
+        station = get_or_404(Station.objects.all(), station_id, "station")
+        return Response(s.StationMetersSerializer(meters.of_station(station)).data)
+
+
+class TableMeters(Base):
+    permission_classes = [
+        needs("payouts.view_tablemeter", "payouts.view_stationmeter", "tablehub.view_table")
+    ]
+
+    @extend_schema(responses={200: s.TableMetersSerializer, **ERRORS})
+    def get(self, request, table_id: int):
+        """A table's soft meters (the sums of its stations') and each station's, by name
+        (docs/integrity.md, "Meters")."""
+        table = get_or_404(Table.objects.all(), table_id, "table")
+        return Response(s.TableMetersSerializer(meters.of_table(table)).data)
 
 
 # --- par sheets ---------------------------------------------------------------------------

@@ -93,6 +93,8 @@ function onFrame(frame) {
     refreshSoon();
   } else if (frame.type === "supervisor_alert") {
     status(`Supervisor alert ${frame.alert}: ${frame.message}`);
+  } else if (frame.type === "tip") {
+    status(`Station ${frame.station} tipped the dealer ${frame.amount} ${frame.currency}`);
   } else if (frame.type === "event" || frame.type === "changed") {
     const event = frame.type === "event" ? frame.event || {} : {};
     if (event.type === "step") stepAsked[`${frame.round}:${event.step}`] = event.stations_asked;

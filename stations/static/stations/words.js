@@ -21,6 +21,7 @@ export const PLAYER_ERRORS = {
   insufficient_credits: "Not enough credits for that.",
   amount_too_large: "That is more than one cash-in may bring: please use a smaller amount.",
   balance_limit: "That would take your credits above what a station may hold.",
+  tips_not_allowed: "Tips to the dealer are not possible at this table.",
   invalid: "That is not possible at this table.",
   unknown_bet: "That bet is not part of this game.",
   special_not_offered: "This table does not offer that bet.",
