@@ -319,7 +319,7 @@ function seqOf(eventId) {
 
 // A command's reply leaves out what changes only between rounds (join and state carry it).
 const BETWEEN_ROUNDS = ["info", "last_round", "last_bet", "last_win", "win",
-  "player_history", "dealer_history", "dealer_stats"];
+  "player_history", "dealer_history", "dealer_stats", "virtual_shoe", "shoe_seed"];
 
 // Rounds count per table (Round 1, 2, ...); events name a round by its id, which counts
 // across tables: each state tells the numbers of the rounds it names.
@@ -405,6 +405,31 @@ function onTableNews(event, round) {
   render();
 }
 
+// The virtual shoe's commitment, before its first card, and its reveal once it has ended
+// (docs/integrity.md): shown with the table's facts, never as an alert (one per round).
+function onShoeNews(event) {
+  if (!state) return;
+  const { type, ...shuffle } = event;
+  if (type === "shoe_committed") {
+    state.virtual_shoe = shuffle;
+    if (state.shoe_seed && shuffle.station_seeds.includes(state.shoe_seed)) state.shoe_seed = null;
+  } else {
+    if (state.virtual_shoe?.shuffle === shuffle.shuffle) state.virtual_shoe = null;
+    listNotice($("notices"), {
+      text: `Virtual shoe ${shuffle.shuffle} revealed: seed ${shuffle.server_seed}.`,
+      kind: "news",
+    });
+  }
+  renderShoe();
+}
+
+function renderShoe() {
+  const shoe = state?.virtual_shoe;
+  $("shoe-commitment").textContent = shoe
+    ? `shuffle ${shoe.shuffle}: ${shoe.commitment}`
+    : "none (no virtual shoe dealing)";
+}
+
 function tellNotice(notice) {
   if (!notice) return;
   showAlert(notice.text, notice.kind, notice.keepMs);
@@ -426,6 +451,10 @@ function onEvent(frame) {
   }
   if (TABLE_NEWS[event.type]) {
     onTableNews(event, round);
+    return;
+  }
+  if (event.type === "shoe_committed" || event.type === "shoe_revealed") {
+    onShoeNews(event);
     return;
   }
   if (state?.round && round === state.round.id) {
@@ -781,6 +810,7 @@ function render() {
   renderControls();
   renderWin();
   renderHistory();
+  renderShoe();
   tick();
 }
 
