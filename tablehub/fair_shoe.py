@@ -215,6 +215,58 @@ def current_commitment(table_id: int) -> dict[str, Any] | None:
     return message
 
 
+def round_shuffles(round: Round) -> list[dict[str, Any]]:
+    """The virtual shuffles ``round`` was dealt from (game recall), each as ``shown``."""
+    if round.table.shuffler == Table.Shuffler.CONTINUOUS:
+        found = list(VirtualShuffle.objects.filter(round_id=round.pk).order_by("pk"))
+    elif round.shoe_id is not None:
+        found = list(VirtualShuffle.objects.filter(shoe_id=round.shoe_id).order_by("pk"))
+    else:
+        return []  # no card dealt yet
+    return [shown(s) for s in found if round.pk in _rounds_of(s)]
+
+
+# -- checked by anyone ---------------------------------------------------------------------------
+
+
+def check_shoe(shoe: Shoe) -> tuple[list[str], list[str]]:
+    """Each revealed shuffle of ``shoe`` checked against its commitment, the cards dealt as
+    their rounds' events logged them (tablehub/fairness.py): the lines of the shuffles that
+    verify or were not checked, and those of the ones that fail, naming what fails."""
+    fine: list[str] = []
+    failed: list[str] = []
+    shuffles = list(shoe.shuffles.order_by("pk"))
+    if not shuffles:
+        failed.append(f"shoe {shoe.pk}: no virtual shuffle (a card reader's shoe has none)")
+    for shuffle in shuffles:
+        name = f"shoe {shoe.pk} shuffle {shuffle.pk}"
+        if shuffle.revealed_at is None:
+            fine.append(f"{name}: not revealed yet (it has not ended): not checked")
+            continue
+        ok, line = check_record(name, record(shuffle))
+        (fine if ok else failed).append(line)
+    if shuffles and len(fine) == len(shuffles) and all("not checked" in f for f in fine):
+        failed.append(f"shoe {shoe.pk}: no shuffle revealed yet: nothing to check")
+    return fine, failed
+
+
+FIELDS = ("commitment", "server_seed", "station_seeds", "order", "dealt")
+
+
+def check_record(name: str, data: object) -> tuple[bool, str]:
+    """One revealed shuffle (``FIELDS``, as ``record`` gives them) checked: whether it
+    verifies, and the line that says so or names what fails."""
+    missing = [f for f in FIELDS if f not in data] if isinstance(data, dict) else FIELDS
+    if missing:
+        return False, f"{name}: not a revealed shuffle: {', '.join(missing)} missing"
+    assert isinstance(data, dict)  # else every field is missing
+    try:
+        dealt = fairness.verify(data)
+    except (fairness.NotFair, TypeError, ValueError) as exc:  # a file's wrong types too
+        return False, f"{name}: {exc}"
+    return True, f"{name}: verifies: {dealt} card(s) dealt from the committed order, in order"
+
+
 # -- a station's seed ----------------------------------------------------------------------------
 
 
