@@ -16,6 +16,7 @@ from channels.db import database_sync_to_async
 from channels.testing import WebsocketCommunicator
 from django.core.management import CommandError, call_command
 from django.db import connection, connections
+from django.urls import reverse
 
 from croupier.tablet import close_table, new_shoe
 from croupier.tablet_state import croupier_state
@@ -430,3 +431,22 @@ async def test_the_seed_message_over_the_socket_is_valid_against_the_schema():
         assert_valid(STATION_FRAME, frame)
     await ws.disconnect()
     await db(connections.close_all)()
+
+
+@pytest.mark.django_db
+def test_the_shoes_admin_page_shows_the_commitment_and_the_seed_only_once_revealed(
+    admin_client,
+):
+    table = make_table("cut", Table.Shuffler.CUT_CARD)
+    play_round(table)
+    shuffle = VirtualShuffle.objects.get()
+    page = reverse("admin:tablehub_shoe_change", args=[shuffle.shoe_id])
+    before = admin_client.get(page).content.decode()
+    assert shuffle.commitment in before and "not revealed" in before
+    assert shuffle.server_seed not in before and ",".join(shuffle.order[:5]) not in before
+    changelist = reverse("admin:tablehub_shoe_changelist")
+    probe = admin_client.get(changelist, {"shuffles__server_seed": shuffle.server_seed})
+    assert probe.status_code in (302, 400)  # no filter finds a seed not yet revealed
+    new_shoe(table)
+    after = admin_client.get(page).content.decode()
+    assert f"server seed {shuffle.server_seed}" in after
