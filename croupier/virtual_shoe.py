@@ -40,6 +40,22 @@ def shuffle(shoe: Shoe, round: Round | None = None) -> None:
     shoe.save(update_fields=["virtual_order"])
 
 
+def shuffle_ahead(round: Round) -> None:
+    """A video table's round is dealt from the virtual shoe alone: its order is shuffled and
+    committed as the round opens, before any bet (at a table with a cut card only when the
+    shoe has no order left to deal). Called in the transaction that opens the round."""
+    table = round.table
+    shoe = Shoe.objects.select_for_update().get(pk=current_shoe(table).pk)
+    order = shoe.virtual_order or {}
+    dealing = (
+        order.get("shuffle") is not None
+        and shoe.reader_seq - order["start"] < len(order["cards"])
+        and not fair_shoe.is_revealed(order["shuffle"])
+    )
+    if table.shuffler == Table.Shuffler.CONTINUOUS or not dealing:
+        shuffle(shoe, round)
+
+
 def deal_next(table: Table, burn: bool = False) -> dict:
     """Draw the next card of the virtual shoe and scan it like a reader would."""
     apply_passed_deadline(table)

@@ -40,8 +40,9 @@ def new_shuffle(shoe: Shoe, round_id: int | None) -> VirtualShuffle:
     """Shuffle the locked ``shoe`` afresh for the round ``round_id`` with the table's pending
     station seeds, and publish its commitment once this transaction commits (before the
     events of the card that caused it, which are published after it)."""
-    pending = list(
+    pending = list(  # locked: a station changing its seed now waits, or goes to the next
         StationSeed.objects.select_related("station")
+        .select_for_update(of=("self",))
         .filter(table_id=shoe.table_id, shuffle=None)
         .order_by("station__name")
     )

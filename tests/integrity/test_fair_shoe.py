@@ -450,3 +450,36 @@ def test_the_shoes_admin_page_shows_the_commitment_and_the_seed_only_once_reveal
     new_shoe(table)
     after = admin_client.get(page).content.decode()
     assert f"server seed {shuffle.server_seed}" in after
+
+
+@pytest.mark.django_db
+def test_a_video_tables_round_is_committed_as_it_opens_before_any_bet():
+    table = make_table("video", Table.Shuffler.CONTINUOUS, Table.Mode.VIDEO)
+    round = writer.open_round(table)
+    shuffle = VirtualShuffle.objects.get()
+    assert shuffle.round_id == round.pk and not round.bets.exists()
+    assert Round.objects.get(pk=round.pk).phase == Round.Phase.BETTING
+    assert station_state(table.stations.get(name="s1"))["virtual_shoe"]["commitment"] == (
+        shuffle.commitment
+    )
+    # A seed sent now is for the next round's shuffle: this one is already committed.
+    s1 = table.stations.get(name="s1")
+    assert handle(s1, {"type": "shoe_seed", "client_id": "a", "seed": "later"})["ok"]
+    place_bets(s1, [(1, "main", Decimal("10"))])
+    writer.close_bets(round.pk)
+    for _ in range(100):
+        round.refresh_from_db()
+        if round.phase == Round.Phase.SETTLED:
+            break
+        if writer.state(round.pk).awaiting_card:
+            deal_next(table)
+        else:
+            writer.record(round.pk, Timeout())
+    shuffle.refresh_from_db()
+    assert VirtualShuffle.objects.count() == 1 and shuffle.station_seeds == []
+    dealt = dealt_by_the_rounds([round])
+    assert shuffle.order[: len(dealt)] == dealt and shuffle.revealed_at is not None
+    nxt = writer.open_round(Table.objects.get(pk=table.pk))
+    assert VirtualShuffle.objects.get(round_id=nxt.pk).station_seeds == [
+        {"station": "s1", "seed": "later"}
+    ]
