@@ -227,6 +227,18 @@ def round_shuffles(round: Round) -> list[dict[str, Any]]:
     return [shown(s) for s in found if round.pk in _rounds_of(s)]
 
 
+def shoe_shown(shoe: Shoe) -> dict[str, Any]:
+    """A shoe and its virtual shuffles, each as ``shown`` (the API's ``/api/shoes/{id}/``)."""
+    return {
+        "id": shoe.pk,
+        "table": shoe.table_id,
+        "decks": shoe.decks,
+        "started_at": shoe.started_at.isoformat(),
+        "closed_at": shoe.closed_at.isoformat() if shoe.closed_at else None,
+        "shuffles": [shown(s) for s in shoe.shuffles.order_by("pk")],
+    }
+
+
 # -- checked by anyone ---------------------------------------------------------------------------
 
 

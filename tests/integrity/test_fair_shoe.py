@@ -439,7 +439,7 @@ async def test_the_seed_message_over_the_socket_is_valid_against_the_schema():
 
 
 @pytest.mark.django_db
-def test_the_shoes_admin_page_shows_the_commitment_and_the_seed_only_once_revealed(
+def test_the_shoes_admin_page_and_api_show_the_seed_only_once_revealed(
     admin_client,
 ):
     table = make_table("cut", Table.Shuffler.CUT_CARD)
@@ -452,9 +452,17 @@ def test_the_shoes_admin_page_shows_the_commitment_and_the_seed_only_once_reveal
     changelist = reverse("admin:tablehub_shoe_changelist")
     probe = admin_client.get(changelist, {"shuffles__server_seed": shuffle.server_seed})
     assert probe.status_code in (302, 400)  # no filter finds a seed not yet revealed
+    api = admin_client.get(f"/api/shoes/{shuffle.shoe_id}/")
+    assert api.status_code == 200
+    hidden = api.json()["shuffles"]
+    assert [(s["commitment"], s["revealed"]) for s in hidden] == [(shuffle.commitment, False)]
+    assert shuffle.server_seed not in api.content.decode() and "order" not in hidden[0]
     new_shoe(table)
     after = admin_client.get(page).content.decode()
     assert f"server seed {shuffle.server_seed}" in after
+    revealed = admin_client.get(f"/api/shoes/{shuffle.shoe_id}/").json()["shuffles"][0]
+    assert revealed["server_seed"] == shuffle.server_seed and revealed["revealed"] is True
+    assert recipe()(revealed).startswith("verifies: ")
 
 
 @pytest.mark.django_db
