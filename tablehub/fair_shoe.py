@@ -4,13 +4,15 @@ seeds stations gave for it.
 
 A shuffle (``VirtualShuffle``) draws a secret server seed with ``secrets``, takes the
 table's pending station seeds, derives its order (tablehub/fairness.py) and publishes
-``shoe_committed`` (its commitment, never the seed or the order) in the same transaction as
-its first card, before that card's events. It has ended when its shoe is closed (a new shoe),
+``shoe_committed`` (its commitment, never the seed or the order) in the transaction that
+shuffles it: a video table's round opening (croupier/video.py), else its first card, before
+that card's events. It has ended when its shoe is closed (a new shoe),
 a later shuffle replaced it (the next round's at a continuous shuffler's table, the next
 shoe's cards at a table with a cut card), its round is over (a continuous shuffler takes the
 cards back) or the table is closed; it is revealed (``shoe_revealed``: seed, order, the cards
-dealt) at the first of those moments when no round still in play was dealt from it (its face-
-down hole card is in the order). A revealed shuffle never deals again.
+dealt) at the first of those moments when no unfinished round was shuffled for it or dealt
+from it (a betting round is still to be dealt from it; a round in play may have its
+face-down hole card in it). A revealed shuffle never deals again.
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ from django.utils import timezone
 
 from rounds import writer
 from rounds.engine import EngineError, Notice
-from rounds.models import IN_PLAY, UNFINISHED, Round, RoundEvent
+from rounds.models import UNFINISHED, Round, RoundEvent
 from stations.models import Station
 from tablehub import fairness
 from tablehub.models import Shoe, StationSeed, Table, VirtualShuffle
@@ -92,23 +94,16 @@ def reveal_ended(table: Table) -> list[VirtualShuffle]:
     unfinished = set(
         Round.objects.filter(pk__in=rounds, phase__in=UNFINISHED).values_list("pk", flat=True)
     )
-    in_play = set(
-        Round.objects.filter(pk__in=rounds, phase__in=IN_PLAY).values_list("pk", flat=True)
-    )
     newest = max(s.pk for s in hidden)
     revealed = []
     for shuffle in hidden:
-        if in_play & _rounds_of(shuffle):
-            continue  # its hole card may be face down
+        if unfinished & _rounds_of(shuffle):
+            continue  # a round still to be dealt from it, or its hole card face down
         ended = (
             shuffle.shoe.closed_at is not None
             or shuffle.pk != newest
             or not table.is_open
-            or (
-                table.shuffler == Table.Shuffler.CONTINUOUS
-                and shuffle.round_id is not None
-                and shuffle.round_id not in unfinished
-            )
+            or (table.shuffler == Table.Shuffler.CONTINUOUS and shuffle.round_id is not None)
         )
         now = timezone.now()
         if ended and VirtualShuffle.objects.filter(pk=shuffle.pk, revealed_at=None).update(

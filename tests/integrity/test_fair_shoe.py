@@ -496,3 +496,26 @@ def test_a_video_tables_round_is_committed_as_it_opens_before_any_bet():
     assert VirtualShuffle.objects.get(round_id=nxt.pk).station_seeds == [
         {"station": "s1", "seed": "later"}
     ]
+
+
+@pytest.mark.django_db
+def test_a_video_table_closed_while_bets_are_open_deals_that_round_from_its_commitment():
+    table = make_table("video", Table.Shuffler.CONTINUOUS, Table.Mode.VIDEO)
+    round = writer.open_round(table)
+    place_bets(table.stations.get(name="s1"), [(1, "main", Decimal("10"))])
+    close_table(table)  # bets stay: the round is still dealt, from its committed order
+    shuffle = VirtualShuffle.objects.get()
+    assert shuffle.revealed_at is None
+    writer.close_bets(round.pk)
+    for _ in range(100):
+        round.refresh_from_db()
+        if round.phase == Round.Phase.SETTLED:
+            break
+        if writer.state(round.pk).awaiting_card:
+            deal_next(table)
+        else:
+            writer.record(round.pk, Timeout())
+    assert VirtualShuffle.objects.count() == 1  # no shuffle after the bets
+    shuffle.refresh_from_db()
+    dealt = dealt_by_the_rounds([round])
+    assert shuffle.order[: len(dealt)] == dealt and shuffle.revealed_at is not None
