@@ -52,3 +52,26 @@ def test_the_tablet_and_a_station_show_the_shoes_commitment(server, demo, statio
     expect(shown).to_have_text(expected)
     for page in (tablet, station):
         assert shuffle.server_seed not in page.content()
+
+
+def test_a_video_tables_station_adds_its_seed_to_the_next_shoe(server, station_page):
+    from tablehub.demo import ensure_demo_table
+    from tablehub.models import StationSeed, Table
+
+    video = ensure_demo_table(
+        "Video demo table", ("v1", "v2"), mode=Table.Mode.VIDEO, timers={"betting": 600}
+    )
+    page = station_page()
+    credential = video.station_credentials["v1"]
+    page.goto(f"{server}/tables/{video.table.pk}/stations/v1/#credential={credential}")
+    expect(page.locator("#connection")).to_have_text("Connected")
+    page.get_by_text("Provably fair shoe").click()
+    seed = page.get_by_label("Your seed for the next shoe")
+    seed.fill("two words")  # refused by the page itself: nothing sent
+    button(page, "Add my seed").click()
+    expect(page.locator("#status")).to_contain_text("1 to 64 letters, digits or signs")
+    assert StationSeed.objects.count() == 0
+    seed.fill("lucky-7")
+    button(page, "Add my seed").click()
+    expect(page.locator("#seed-given")).to_have_text("Your seed for the next shoe: lucky-7")
+    assert list(StationSeed.objects.values_list("station__name", "seed")) == [("v1", "lucky-7")]

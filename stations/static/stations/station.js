@@ -256,6 +256,11 @@ function onFrame(frame) {
     if (command && command.type !== "state") showStatus(doneText(command), false);
     if (frame.receipt) tellNotice(receiptNotice(frame.receipt, formatMoney, clockOffset));
     if (command && command.type === "cash_in") $("cash-in-amount").value = "";
+    if (command && command.type === "shoe_seed" && state) {
+      state.shoe_seed = frame.shoe_seed; // a reply's state leaves it out
+      $("shoe-seed").value = "";
+      renderShoe();
+    }
   } else {
     showError(frame.error);
     const code = frame.error ? frame.error.code : "";
@@ -428,6 +433,22 @@ function renderShoe() {
   $("shoe-commitment").textContent = shoe
     ? `shuffle ${shoe.shuffle}: ${shoe.commitment}`
     : "none (no virtual shoe dealing)";
+  // Only a video table's virtual shoe takes a station's seed (docs/integrity.md).
+  $("seed-form").hidden = state?.info?.mode !== "video";
+  $("seed-given").textContent = state?.shoe_seed
+    ? `Your seed for the next shoe: ${state.shoe_seed}`
+    : "";
+}
+
+function onShoeSeed(event) {
+  event.preventDefault();
+  const seed = $("shoe-seed").value.trim();
+  if (!/^[!-~]{1,64}$/.test(seed)) {
+    showStatus("A seed is 1 to 64 letters, digits or signs, with no space.", true);
+    $("shoe-seed").focus();
+    return;
+  }
+  send("shoe_seed", { seed: seed });
 }
 
 function tellNotice(notice) {
@@ -615,6 +636,8 @@ function doneText(command) {
       return "Dispute sent: the round is halted until a supervisor resolves it.";
     case "set_limits":
       return "Limits set for this session.";
+    case "shoe_seed":
+      return "Your seed goes into the next shoe's shuffle.";
     default:
       return "";
   }
@@ -1164,6 +1187,7 @@ function start() {
     connect();
   });
   $("cash-in-form").addEventListener("submit", onCashIn);
+  $("seed-form").addEventListener("submit", onShoeSeed);
   root.querySelector(".cash-out").addEventListener("click", () => {
     send("cash_out");
   });
