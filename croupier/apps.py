@@ -9,3 +9,12 @@ class CroupierConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
     name = "croupier"
     verbose_name = "Croupier"
+
+    def ready(self) -> None:
+        # Local: it imports models, which the app registry loads before ready().
+        from django.db.models.signals import post_save
+
+        from croupier import video
+        from rounds.models import Round
+
+        post_save.connect(video.round_opened, sender=Round, dispatch_uid="video_round_opened")

@@ -33,7 +33,7 @@ from croupier.tablet_state import croupier_state, current_round
 from rounds import corrections, disputes, voids, writer
 from rounds.engine import EngineError, Notice, parse_card
 from rounds.models import IN_PLAY, Round, RoundEvent
-from tablehub import broadcast, program
+from tablehub import broadcast, fair_shoe, program
 from tablehub.auth import authenticate_from_scope
 from tablehub.models import Shoe, Table
 from tablehub.roles import APPROVER_ROLES, has_role
@@ -88,6 +88,7 @@ def close_table(table: Table, by: str = "") -> None:
                 )
         if closed:
             _tell_stations_on_commit(table, {"type": "table_status", "open": False})
+            fair_shoe.reveal_ended(table)  # closing the table ends its virtual shoe
         _tell_tablets_on_commit(table, "table")
 
 
@@ -149,6 +150,7 @@ def new_shoe(table: Table) -> Shoe:
         assert config is not None  # a table without a configuration cannot be dealt to
         shoe = Shoe.objects.create(table=table, decks=config.ruleset().decks)
         _tell_stations_on_commit(table, {"type": "shoe_changed", "decks": shoe.decks})
+        fair_shoe.reveal_ended(table)  # the ended shoe's virtual shuffle, if it had one
         _tell_tablets_on_commit(table, "shoe")
     log.info("table %s: new shoe %s", table.pk, shoe.pk)
     return shoe

@@ -17,6 +17,7 @@ from rounds.engine import Round as Engine
 from rounds.models import ENDED, IN_PLAY, Round, RoundEvent
 from rounds.replay import Step
 from rounds.replay import replay as replay_round
+from tablehub import fair_shoe
 from tablehub.models import Table
 
 
@@ -65,6 +66,9 @@ def croupier_state(table: Table) -> dict[str, Any]:
             "reader_seq": shoe.reader_seq,
             "started_at": shoe.started_at.isoformat(),
         },
+        # The virtual shoe's commitment before its first card (docs/integrity.md); null with
+        # a card reader's shoe.
+        "virtual_shoe": fair_shoe.current_commitment(table.pk),
         "now": timezone.now().isoformat(),
     }
 

@@ -1,6 +1,8 @@
 """Video mode: no dealer; the virtual shoe deals by itself a moment after the table asks
 for a card, and rounds follow each other on the betting timer.
 
+Each round's virtual shoe is shuffled and committed as the round opens, before any bet
+(``round_opened``, on the Round's first save: the writer knows no croupier code).
 The round writer schedules ``deal_video_card`` (through the timers) after every event that
 leaves a video table's round waiting for a card. The job is keyed by the round's event
 number, so a job that comes late, twice, or after someone else dealt changes nothing.
@@ -13,7 +15,7 @@ import logging
 from django.db import transaction
 
 from croupier.services import current_shoe
-from croupier.virtual_shoe import deal_next
+from croupier.virtual_shoe import deal_next, shuffle_ahead
 from rounds.engine import EngineError
 from rounds.models import CARD_PHASES, Round
 from tablehub.models import Shoe, Table
@@ -36,3 +38,9 @@ def deal_video_card(round_id: int, seq: int) -> None:
             deal_next(round.table)
     except EngineError as exc:  # e.g. the round was voided meanwhile: nothing to deal
         log.warning("video table %s round %s: %s", round.table_id, round_id, exc.line())
+
+
+def round_opened(sender: type[Round], instance: Round, created: bool, **kwargs: object) -> None:
+    """A video table's new round: its virtual shoe's order committed before any bet."""
+    if created and instance.table.mode == Table.Mode.VIDEO:
+        shuffle_ahead(instance)

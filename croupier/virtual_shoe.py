@@ -1,5 +1,6 @@
 """The virtual shoe: a cryptographically random shuffle that deals through the same input
-as the card reader, for the demo table, video mode and tests.
+as the card reader, for the demo table, video mode and tests. Each shuffle is provably fair
+(tablehub/fair_shoe.py): committed to before its first card, revealed when it has ended.
 
 The shuffled order lives only in the database (``Shoe.virtual_order``: ``cards``, the
 card at ``reader_seq - start`` next, and the ``round`` it was shuffled for), never in a
@@ -14,29 +15,45 @@ and its message never names the card: the dealer has not seen it (issue 17).
 
 from __future__ import annotations
 
-import secrets
 from collections import Counter
 
 from django.db import transaction
 
 from croupier.services import apply_passed_deadline, current_shoe, scan
 from rounds import writer
-from rounds.engine import ALL_CARDS, EngineError
+from rounds.engine import EngineError
 from rounds.models import CARD_PHASES, Round
+from tablehub import fair_shoe
 from tablehub.models import Shoe, Table
-
-SECURE_RNG = secrets.SystemRandom()
 
 
 def shuffle(shoe: Shoe, round: Round | None = None) -> None:
-    cards = [str(c) for c in ALL_CARDS for _ in range(shoe.decks)]
-    SECURE_RNG.shuffle(cards)
+    """Shuffle the locked shoe afresh (a server seed from ``secrets`` and the stations'
+    seeds), its commitment published before the card that asked for it."""
+    made = fair_shoe.new_shuffle(shoe, round.pk if round is not None else None)
     shoe.virtual_order = {
-        "cards": cards,
+        "cards": list(made.order),
         "start": shoe.reader_seq,
         "round": round.pk if round is not None else None,
+        "shuffle": made.pk,
     }
     shoe.save(update_fields=["virtual_order"])
+
+
+def shuffle_ahead(round: Round) -> None:
+    """A video table's round is dealt from the virtual shoe alone: its order is shuffled and
+    committed as the round opens, before any bet (at a table with a cut card only when the
+    shoe has no order left to deal). Called in the transaction that opens the round."""
+    table = round.table
+    shoe = Shoe.objects.select_for_update().get(pk=current_shoe(table).pk)
+    order = shoe.virtual_order or {}
+    dealing = (
+        order.get("shuffle") is not None
+        and shoe.reader_seq - order["start"] < len(order["cards"])
+        and not fair_shoe.is_revealed(order["shuffle"])
+    )
+    if table.shuffler == Table.Shuffler.CONTINUOUS or not dealing:
+        shuffle(shoe, round)
 
 
 def deal_next(table: Table, burn: bool = False) -> dict:
@@ -62,11 +79,17 @@ def deal_next(table: Table, burn: bool = False) -> dict:
             raise EngineError(
                 "every card of this shoe has been drawn: start a new shoe", code="impossible_card"
             )
-        shoe.virtual_order = {"cards": cards, "start": shoe.reader_seq, "round": round.pk}
+        made = shoe.virtual_order.get("shuffle") if shoe.virtual_order else None
+        shoe.virtual_order = {
+            "cards": cards,
+            "start": shoe.reader_seq,
+            "round": round.pk,
+            "shuffle": made,
+        }
         shoe.save(update_fields=["virtual_order"])
         card = cards[0]
         try:
-            return scan(table, shoe.reader_seq + 1, card, burn=burn)
+            result = scan(table, shoe.reader_seq + 1, card, burn=burn)
         except EngineError as exc:
             if card not in exc.reason:
                 raise
@@ -74,6 +97,12 @@ def deal_next(table: Table, burn: bool = False) -> dict:
                 f"the virtual shoe's next card was refused ({exc.code}): nothing was drawn",
                 code=exc.code,
             ) from None
+        if made is not None and not result["duplicate"]:
+            # The cards left are the end of the shuffle's order: the card's place in it.
+            position = shoe.decks * 52 - len(cards)
+            seq = Round.objects.values_list("last_seq", flat=True).get(pk=round.pk)
+            fair_shoe.record_dealt(made, position, round.pk, seq)
+        return result
 
 
 def _cards_left(shoe: Shoe, table: Table, round: Round) -> list[str]:
@@ -82,6 +111,8 @@ def _cards_left(shoe: Shoe, table: Table, round: Round) -> list[str]:
     a round (stacked by a test) is taken by the next round that draws."""
     order = shoe.virtual_order
     fresh = not order or shoe.reader_seq - order["start"] >= len(order["cards"])
+    if not fresh and order and order.get("shuffle") is not None:
+        fresh = fair_shoe.is_revealed(order["shuffle"])  # it ended: it never deals again
     if not fresh and table.shuffler == Table.Shuffler.CONTINUOUS:
         assert order is not None  # not fresh
         fresh = order.get("round") not in (None, round.pk)

@@ -26,6 +26,7 @@ from rounds import chain
 from rounds.engine import EngineError
 from rounds.models import CARD_KINDS, ENDED, ENGINE_KINDS, Round, RoundEvent
 from rounds.replay import Fixes, Step, corrections_of, replay
+from tablehub import fair_shoe
 
 
 def plain(value: Any) -> Any:
@@ -106,6 +107,9 @@ def recall(round: Round) -> dict[str, Any]:
         # Whether the round's events and ledger entries are as written: each row's link
         # recomputed from its content and its predecessor's (rounds/chain.py).
         "integrity": chain.round_integrity(round.pk, round.table_id),
+        # The virtual shoe's shuffles the round was dealt from: each commitment, and its
+        # seed and order once revealed (tablehub/fair_shoe.py); none for a reader's cards.
+        "virtual_shoe": fair_shoe.round_shuffles(round),
     }
 
 

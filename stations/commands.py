@@ -41,7 +41,7 @@ from stations.selectors import (
     valid_stations,
 )
 from stations.services import cash_in, tip
-from tablehub import broadcast
+from tablehub import broadcast, fair_shoe
 
 MAX_CLIENT_ID = 64
 # The parts of a station's state that change only between rounds (left out of replies).
@@ -54,6 +54,8 @@ BETWEEN_ROUNDS = (
     "player_history",
     "dealer_history",
     "dealer_stats",
+    "virtual_shoe",
+    "shoe_seed",
 )
 PENDING = {"pending": True}
 # The refusal of a message whose station was deactivated or given a new credential after it
@@ -613,6 +615,12 @@ def _state(station: Station, message: dict[str, Any], at: datetime) -> None:
     return None
 
 
+def _shoe_seed(station: Station, message: dict[str, Any], at: datetime) -> dict[str, Any]:
+    """The station's seed for its video table's next virtual shuffle (tablehub/fair_shoe.py);
+    the reply carries it back as it will be mixed in."""
+    return {"shoe_seed": fair_shoe.add_station_seed(station, message.get("seed"))}
+
+
 # The messages that change a station's bets and nothing else: a batch checks them against
 # the stations' protection read once (stations/protection.py, ``reads_kept``).
 BETS = frozenset(
@@ -649,6 +657,7 @@ HANDLERS: dict[str, Callable[[Station, dict[str, Any], datetime], dict[str, Any]
     "take_break": _take_break,
     "still_here": _still_here,
     "recall": _recall,
+    "shoe_seed": _shoe_seed,
     "state": _state,
 }
 
@@ -705,6 +714,10 @@ def station_states(stations: Sequence[Station], full: bool = True) -> list[dict[
                 "player_history": history,
                 "dealer_history": dealer,
                 "dealer_stats": dealer_stats(dealer),
+                # The virtual shoe's commitment (null: none, e.g. a card reader's shoe) and
+                # the seed this station gave for the next shuffle.
+                "virtual_shoe": fair_shoe.current_commitment(table.pk),
+                "shoe_seed": fair_shoe.pending_seed(station),
             }
         if round is None:
             state["dispute"] = disputes.station_dispute(station, None, False, 0)

@@ -618,13 +618,38 @@ class ShoeAdmin(ReadOnlyAdmin):
         "reader_seq",
         "counts",
         "reconciled",
+        "virtual_shuffles",
     )
     readonly_fields = fields
 
     def lookup_allowed(self, lookup, value, request=None) -> bool:
-        # ?drawn__7C=1 or ?virtual_order__cards__0=7C would find a card not yet seen
-        return lookup.split("__")[0] not in ("drawn", "virtual_order") and super().lookup_allowed(
+        # ?drawn__7C=1 or ?virtual_order__cards__0=7C would find a card not yet seen, and
+        # ?shuffles__server_seed__startswith=a a seed not yet revealed
+        hidden = ("drawn", "virtual_order", "shuffles")
+        return lookup.split("__")[0] not in hidden and super().lookup_allowed(
             lookup, value, request
+        )
+
+    @admin.display(description="virtual shuffles")
+    def virtual_shuffles(self, obj: Shoe) -> str:
+        # The provably fair virtual shoe (tablehub/fair_shoe.py): each commitment; the server
+        # seed only once revealed (the order, from the API's game recall or verify_shoe).
+        rows = [
+            (
+                shuffle.pk,
+                shuffle.commitment,
+                len(shuffle.dealt),
+                f"revealed {shuffle.revealed_at:%Y-%m-%d %H:%M:%S}, server seed "
+                f"{shuffle.server_seed}"
+                if shuffle.revealed_at is not None
+                else "not revealed: its seed and order stay secret until it ends",
+            )
+            for shuffle in obj.shuffles.order_by("pk")
+        ]
+        if not rows:
+            return "- (none: a card reader's shoe, or not shuffled yet)"
+        return format_html_join(
+            "", "<p>shuffle {}: commitment {}, {} card(s) dealt; {}</p>", rows
         )
 
     @admin.display(description="drawn")

@@ -12,5 +12,5 @@ class TablehubConfig(AppConfig):
 
     def ready(self) -> None:
         # The signal handlers: closing a socket whose session ended; a lockout of the API's
-        # logins answered 429.
-        from tablehub import auth, session_guard  # noqa: F401
+        # logins answered 429; a round's end revealing its virtual shuffle.
+        from tablehub import auth, fair_shoe, session_guard  # noqa: F401

@@ -464,3 +464,55 @@ class InstallCheck(models.Model):
 
     def __str__(self) -> str:
         return f"install check {self.checked_at:%Y-%m-%d %H:%M}: {'ok' if self.ok else 'FAILED'}"
+
+
+class VirtualShuffle(models.Model):
+    """One shuffle of a virtual shoe, provably fair (tablehub/fairness.py, docs/integrity.md):
+    its commitment is published before its first card; its server seed and order stay
+    secret (no API, admin page, message or log shows them) until ``revealed_at``."""
+
+    shoe = models.ForeignKey(Shoe, on_delete=models.CASCADE, related_name="shuffles")
+    round_id = models.BigIntegerField(null=True, blank=True, help_text="shuffled for this round")
+    server_seed = models.CharField(max_length=64, help_text="secret until revealed")
+    station_seeds = models.JSONField(
+        default=list, help_text='the stations\' seeds mixed in: [{"station", "seed"}]'
+    )
+    commitment = models.CharField(max_length=64)
+    order = models.JSONField(help_text="the cards, first dealt first (secret until revealed)")
+    dealt = models.JSONField(
+        default=list,
+        help_text='each card dealt from it: {"position", "round", "event"} (the round event)',
+    )
+    committed_at = models.DateTimeField(default=timezone.now)
+    revealed_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["pk"]
+
+    def __str__(self) -> str:
+        return f"{self.shoe} shuffle {self.pk}"
+
+
+class StationSeed(models.Model):
+    """A station's seed for its video table's next virtual shuffle (one pending per
+    station; the shuffle that mixes it in is kept)."""
+
+    table = models.ForeignKey(Table, on_delete=models.CASCADE, related_name="station_seeds")
+    station = models.ForeignKey(Station, on_delete=models.CASCADE, related_name="shoe_seeds")
+    seed = models.CharField(max_length=64)
+    received_at = models.DateTimeField(default=timezone.now)
+    shuffle = models.ForeignKey(
+        VirtualShuffle, null=True, blank=True, on_delete=models.CASCADE, related_name="seeds"
+    )
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["station"],
+                condition=models.Q(shuffle__isnull=True),
+                name="one_pending_seed_per_station",
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.station} seed for {self.table}"

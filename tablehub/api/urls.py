@@ -42,6 +42,7 @@ urlpatterns = [
     path("reports/<int:report_id>/", views.ReportJob.as_view(), name="api-report-job"),
     path("dealer-report/", views.DealerStatistics.as_view(), name="api-dealer-report"),
     path("rounds/<int:round_id>/", views.RoundRecall.as_view(), name="api-round"),
+    path("shoes/<int:shoe_id>/", views.ShoeDetail.as_view(), name="api-shoe"),
     path("stations/", views.StationList.as_view(), name="api-stations"),
     path(
         "stations/<int:station_id>/rounds/",

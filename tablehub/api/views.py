@@ -39,9 +39,9 @@ from rounds.models import Round
 from rounds.recall import money, recall, station_rounds
 from stations import protection
 from stations.models import Station
-from tablehub import setup
+from tablehub import fair_shoe, setup
 from tablehub.configuration import save_version
-from tablehub.models import Jurisdiction, Report, Table, TableConfig
+from tablehub.models import Jurisdiction, Report, Shoe, Table, TableConfig
 
 from . import serializers as s
 from .errors import BadRequest, exception_handler
@@ -419,6 +419,16 @@ class RoundRecall(Base):
     def get(self, request, round_id: int):
         """Game recall: the round's whole record (rounds/recall.py)."""
         return Response(recall(get_or_404(Round.objects.all(), round_id, "round")))
+
+
+class ShoeDetail(Base):
+    permission_classes = [needs("rounds.view_round")]
+
+    @extend_schema(responses={200: OpenApiTypes.OBJECT, **ERRORS})
+    def get(self, request, shoe_id: int):
+        """A shoe and its virtual shuffles: each commitment, and its seed, order and cards
+        dealt once revealed (docs/integrity.md; none for a card reader's shoe)."""
+        return Response(fair_shoe.shoe_shown(get_or_404(Shoe.objects.all(), shoe_id, "shoe")))
 
 
 # --- stations -----------------------------------------------------------------------------

@@ -4,6 +4,7 @@ error body of a refusal."""
 import pytest
 from rest_framework.authtoken.models import Token
 
+from croupier.services import current_shoe
 from tests.helpers import play
 
 from .conftest import PASSWORD, wa_config
@@ -18,7 +19,13 @@ def world(table, other_table, users):
     table.staff.add(users["dealer"], users["supervisor"])
     s1 = table.stations.get(name="s1")
     round = play(table, [(s1, 1, "main", "10")], "TS 9C 9D 8H", [("s1", "stand")])
-    return {"t1": table.pk, "t2": other_table.pk, "round": round.pk, "s1": s1.pk}
+    return {
+        "t1": table.pk,
+        "t2": other_table.pk,
+        "round": round.pk,
+        "s1": s1.pk,
+        "shoe": current_shoe(table).pk,
+    }
 
 
 READ_URLS = [
@@ -28,6 +35,7 @@ READ_URLS = [
     "/api/tables/{t1}/parsheets/",
     "/api/tables/{t1}/report/?start=2020-01-01T00:00:00Z&end=2020-01-02T00:00:00Z",
     "/api/rounds/{round}/",
+    "/api/shoes/{shoe}/",
     "/api/stations/",
     "/api/stations/{s1}/rounds/",
     "/api/stations/{s1}/ledger/",

@@ -112,6 +112,10 @@ function onFrame(frame) {
       status(event.open ? "The table is open" : "The table is closed: no new round after this");
     } else if (event.type === "shoe_changed") {
       status(`New shoe: ${event.decks} decks`);
+    } else if (event.type === "shoe_committed") {
+      status(`Virtual shoe shuffled: commitment ${event.commitment}`);
+    } else if (event.type === "shoe_revealed") {
+      status(`Virtual shoe ${event.shuffle} revealed: its seed and order can be checked`);
     }
     refreshSoon();
   }
@@ -399,6 +403,10 @@ function render() {
     ? "Shoe " + s.shoe.id + " · " + s.shoe.decks + " decks · " + s.shoe.cards_drawn
       + " cards drawn · reader seq " + s.shoe.reader_seq
     : "not started";
+  // The virtual shoe's commitment (docs/integrity.md): a card reader's shoe has none.
+  $("commitment-info").textContent = s?.virtual_shoe
+    ? `shuffle ${s.virtual_shoe.shuffle}: ${s.virtual_shoe.commitment}`
+    : "none (no virtual shoe dealing)";
 
   const prev = s ? s.previous : null;
   const last = $("last-round");

@@ -256,6 +256,11 @@ function onFrame(frame) {
     if (command && command.type !== "state") showStatus(doneText(command), false);
     if (frame.receipt) tellNotice(receiptNotice(frame.receipt, formatMoney, clockOffset));
     if (command && command.type === "cash_in") $("cash-in-amount").value = "";
+    if (command && command.type === "shoe_seed" && state) {
+      state.shoe_seed = frame.shoe_seed; // a reply's state leaves it out
+      $("shoe-seed").value = "";
+      renderShoe();
+    }
   } else {
     showError(frame.error);
     const code = frame.error ? frame.error.code : "";
@@ -319,7 +324,7 @@ function seqOf(eventId) {
 
 // A command's reply leaves out what changes only between rounds (join and state carry it).
 const BETWEEN_ROUNDS = ["info", "last_round", "last_bet", "last_win", "win",
-  "player_history", "dealer_history", "dealer_stats"];
+  "player_history", "dealer_history", "dealer_stats", "virtual_shoe", "shoe_seed"];
 
 // Rounds count per table (Round 1, 2, ...); events name a round by its id, which counts
 // across tables: each state tells the numbers of the rounds it names.
@@ -405,6 +410,47 @@ function onTableNews(event, round) {
   render();
 }
 
+// The virtual shoe's commitment, before its first card, and its reveal once it has ended
+// (docs/integrity.md): shown with the table's facts, never as an alert (one per round).
+function onShoeNews(event) {
+  if (!state) return;
+  const { type, ...shuffle } = event;
+  if (type === "shoe_committed") {
+    state.virtual_shoe = shuffle;
+    if (state.shoe_seed && shuffle.station_seeds.includes(state.shoe_seed)) state.shoe_seed = null;
+  } else {
+    if (state.virtual_shoe?.shuffle === shuffle.shuffle) state.virtual_shoe = null;
+    listNotice($("notices"), {
+      text: `Virtual shoe ${shuffle.shuffle} revealed: seed ${shuffle.server_seed}.`,
+      kind: "news",
+    });
+  }
+  renderShoe();
+}
+
+function renderShoe() {
+  const shoe = state?.virtual_shoe;
+  $("shoe-commitment").textContent = shoe
+    ? `shuffle ${shoe.shuffle}: ${shoe.commitment}`
+    : "none (no virtual shoe dealing)";
+  // Only a video table's virtual shoe takes a station's seed (docs/integrity.md).
+  $("seed-form").hidden = state?.info?.mode !== "video";
+  $("seed-given").textContent = state?.shoe_seed
+    ? `Your seed for the next shoe: ${state.shoe_seed}`
+    : "";
+}
+
+function onShoeSeed(event) {
+  event.preventDefault();
+  const seed = $("shoe-seed").value.trim();
+  if (!/^[!-~]{1,64}$/.test(seed)) {
+    showStatus("A seed is 1 to 64 letters, digits or signs, with no space.", true);
+    $("shoe-seed").focus();
+    return;
+  }
+  send("shoe_seed", { seed: seed });
+}
+
 function tellNotice(notice) {
   if (!notice) return;
   showAlert(notice.text, notice.kind, notice.keepMs);
@@ -426,6 +472,10 @@ function onEvent(frame) {
   }
   if (TABLE_NEWS[event.type]) {
     onTableNews(event, round);
+    return;
+  }
+  if (event.type === "shoe_committed" || event.type === "shoe_revealed") {
+    onShoeNews(event);
     return;
   }
   if (state?.round && round === state.round.id) {
@@ -588,6 +638,8 @@ function doneText(command) {
       return "Dispute sent: the round is halted until a supervisor resolves it.";
     case "set_limits":
       return "Limits set for this session.";
+    case "shoe_seed":
+      return "Your seed goes into the next shoe's shuffle.";
     default:
       return "";
   }
@@ -793,6 +845,7 @@ function render() {
   renderControls();
   renderWin();
   renderHistory();
+  renderShoe();
   tick();
 }
 
@@ -1147,6 +1200,7 @@ function start() {
   });
   $("cash-in-form").addEventListener("submit", onCashIn);
   $("tip-form").addEventListener("submit", onTip);
+  $("seed-form").addEventListener("submit", onShoeSeed);
   root.querySelector(".cash-out").addEventListener("click", () => {
     send("cash_out");
   });

@@ -50,6 +50,8 @@ export const PLAYER_ERRORS = {
   sequence_gap: "The card reader missed cards: the dealer will check.",
   card_not_expected: "No card is wanted now.",
   impossible_card: "The card reader reported a card that cannot be in the shoe.",
+  bad_seed: "Your seed must be 1 to 64 letters, digits or signs, with no space.",
+  no_virtual_shoe: "Only a video table's virtual shoe takes a seed from a station.",
   card_count_exceeded: "The dealer is checking a card: please wait.",
   no_session: "Cash in first: limits apply to a session.",
   limit_cool_off: "A limit can only be lowered now: raise or remove it in your next session.",
