@@ -78,6 +78,19 @@ export function renderRules(container, info, money, betName) {
   });
   container.append(limits);
 
+  // GLI-19 §5.2.2: the maximum win, bet by bet (no configuration caps a win: the largest
+  // payout of one bet at its maximum, docs/protocol.md "max_win")
+  container.append(el("h3", "Maximum win"));
+  const wins = el("ul", undefined, "max-win");
+  Object.entries(info.max_win || {}).forEach(([kind, amount]) => {
+    const name = kind === "main" ? LIMIT_NAMES.main : betName(kind);
+    wins.append(el("li", `${name}: up to ${money(amount)} on one bet at the maximum`));
+  });
+  container.append(wins);
+  container.append(
+    el("p", "The main bet's maximum win counts every split and double the rules allow.", "note")
+  );
+
   container.append(el("h3", "Time to decide"));
   const timers = el("ul");
   Object.entries(info.timers || {}).forEach(([name, seconds]) => {
