@@ -736,7 +736,12 @@ function buildBox(box, info) {
       button: button, stake: stake, result: result, box: box, code: code,
     };
   });
-  const betAll = el("button", { type: "button", className: "box-action", text: "Bet all" });
+  // seed 001 §3.1.1: "BET ALL", with what one press wagers underneath (renderSpots)
+  const betAllAmount = el("small", { className: "bet-all-amount" });
+  const betAll = el("button", { type: "button", className: "box-action" }, [
+    document.createTextNode("Bet all"),
+    betAllAmount,
+  ]);
   betAll.setAttribute("aria-label", `Bet all on box ${box}`);
   betAll.title = "Puts a chip of the chosen value on the main bet and on every special bet " +
     "of this box; press again to add as much again.";
@@ -755,7 +760,9 @@ function buildBox(box, info) {
     { className: "box", "aria-labelledby": `box-${box}-heading`, "data-box": String(box) },
     [heading, cards, spotsNode, actions]
   );
-  boxNodes[box] = { panel: panel, cards: cards, actions: [betAll, letItPlay] };
+  boxNodes[box] = {
+    panel: panel, cards: cards, actions: [betAll, letItPlay], betAllAmount: betAllAmount,
+  };
   return panel;
 }
 
@@ -784,8 +791,26 @@ function render() {
   tick();
 }
 
+// Seed 001 §4 "Bet": what the station has on the table now, its main bets with their
+// doubles and splits (its hands' stakes, once dealt) and its special bets.
+function betOnTable() {
+  const bets = state.bets || [];
+  if (!bets.length || phase() === "settled" || phase() === "void") return null;
+  const hands = state.table?.station ? state.table.station.hands : [];
+  const dealt = new Set(hands.map((h) => h.box));
+  let cents = 0;
+  bets.forEach((bet) => {
+    if (!(bet.bet === "main" && dealt.has(bet.box))) cents += Math.round(Number(bet.stake) * 100);
+  });
+  hands.forEach((hand) => {
+    cents += Math.round(Number(hand.stake) * 100);
+  });
+  return (cents / 100).toFixed(2);
+}
+
 function renderMeters() {
   $("credits").textContent = formatMoney(state.credits);
+  $("bet").textContent = formatMoney(betOnTable());
   $("last-bet").textContent = formatMoney(state.last_bet);
   $("last-win").textContent = formatMoney(state.last_win);
 }
@@ -895,6 +920,11 @@ function renderSpots() {
   // next round's cards, even once its bets are open.
   const shown = shownView();
   const roundId = shown ? shown.view.round.id : state.round ? state.round.id : null;
+  const perPress = state.info && selectedChip
+    ? Number(selectedChip) * (1 + state.info.special_bets.length) : null;
+  Object.keys(boxNodes).forEach((key) => {
+    boxNodes[key].betAllAmount.textContent = perPress ? formatMoney(perPress.toFixed(2)) : "";
+  });
   Object.keys(spots).forEach((key) => {
     const spot = spots[key];
     const stake = stakes[key];
