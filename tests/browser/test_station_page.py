@@ -191,7 +191,17 @@ def test_the_page_asks_for_the_credential_and_reconnects(server, demo, station_p
     sockets[-1].close()  # the connection drops
     expect(page.get_by_role("alert")).to_have_text("Connection lost — reconnecting…")
     expect(button(page, "Cash out")).to_be_disabled()
-    expect(page.get_by_role("alert")).to_have_text("Reconnected")
+    expect(page.get_by_role("alert")).to_have_text(
+        "Reconnected: credits and the round restored from the table."
+    )
+    # both said in the station's notices too, newest first
+    page.get_by_text("Notices", exact=True).click()
+    expect(page.locator("#notices li")).to_have_text(
+        [
+            re.compile("Reconnected: credits and the round restored from the table.$"),
+            re.compile("Connection lost — reconnecting…$"),
+        ]
+    )
     expect(page.locator("#connection")).to_have_text("Connected")
     expect(page.locator("#credits")).to_have_text("$20.00")  # redrawn from the full state
     screenshot(page, "station-s1-reconnected")

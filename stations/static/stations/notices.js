@@ -57,6 +57,53 @@ export function tableNotice(event, money, roundName, clockOffset) {
   }
 }
 
+// A dispute's news (docs/protocol.md, "Disputes"): the round halts, a supervisor corrects
+// cards (`change`: what the correction changed for this station, from changeText), the round
+// goes on (`change`: the correction it goes on with, if any).
+export function disputeNotice(event, roundName, clockOffset, change) {
+  const name = roundName(event.round);
+  switch (event.type) {
+    case "halted":
+      return {
+        text: `${name} is halted: a dispute waits for the supervisor. No card is dealt and ` +
+          "no decision taken until it is resolved.",
+        kind: "halted",
+        keepMs: 0,
+      };
+    case "corrected": {
+      const count = (event.positions || []).length;
+      const which = count === 1 ? `card ${event.positions[0]}` :
+        `cards ${(event.positions || []).join(", ")}`;
+      const text = `The supervisor corrected ${which} of ${name.toLowerCase()}.`;
+      return { text: change ? `${text} ${change}` : text, kind: "news", keepMs: 0 };
+    }
+    case "resumed": {
+      let text = `${name} goes on`;
+      text += event.resolution === "correct" ? " with the corrected cards" : "";
+      text += event.deadline ? `: answer by ${clock(event.deadline, clockOffset)}.` : ".";
+      return { text: change ? `${text} ${change}` : text, kind: "back", keepMs: 10000 };
+    }
+    default:
+      return null;
+  }
+}
+
+// What a correction changed for this station, in words: each hand whose cards, total or
+// result changed ("Box 1: 16 → 11"), and its credits ("Credits: $105.00 → $95.00").
+// before / after: { credits, hands: { hand id: { name, words } } }, as the page saw them.
+export function changeText(before, after, money) {
+  const parts = [];
+  Object.entries(after.hands).forEach(([id, now]) => {
+    const was = before.hands[id];
+    if (was && was.words !== now.words) parts.push(`${now.name}: ${was.words} → ${now.words}`);
+  });
+  if (before.credits !== null && after.credits !== null &&
+    Number(before.credits) !== Number(after.credits)) {
+    parts.push(`Credits: ${money(before.credits)} → ${money(after.credits)}`);
+  }
+  return parts.length ? `${parts.join("; ")}.` : "Nothing changed for your bets.";
+}
+
 // The receipt of a cash-out reply, in words.
 export function receiptNotice(receipt, money, clockOffset) {
   return {

@@ -11,7 +11,9 @@
  * The device credential comes from the URL fragment (#credential=..., never sent to the
  * server with the page) or from the form, and is kept in sessionStorage only.
  */
-import { listNotice, receiptNotice, TABLE_NEWS, tableNotice } from "./notices.js";
+import {
+  changeText, disputeNotice, listNotice, receiptNotice, TABLE_NEWS, tableNotice,
+} from "./notices.js";
 import { renderRules } from "./rules.js";
 import { playerError } from "./words.js";
 
@@ -215,6 +217,9 @@ function lostConnection() {
   render();
   if (stopped) return;
   if (wasJoined || everJoined) {
+    if ($("alert").dataset.kind !== "lost") {
+      listNotice($("notices"), { text: "Connection lost — reconnecting…", kind: "lost" });
+    }
     showAlert("Connection lost — reconnecting…", "lost");
     setConnection("offline", "Offline");
   } else {
@@ -289,10 +294,13 @@ function onJoin(frame) {
   joined = true;
   attempts = 0;
   setConnection("online", "Connected");
-  if (everJoined) showAlert("Reconnected", "back", 4000);
-  else clearAlert();
+  const back = everJoined;
   everJoined = true;
   applyState(frame.state);
+  if (back) {
+    tellNotice({ text: "Reconnected: credits and the round restored from the table.",
+      kind: "back", keepMs: 6000 });
+  } else clearAlert();
   pending.forEach((command) => {
     // unanswered before the drop: sent again with the same client_id, never applied twice
     socket.send(JSON.stringify(command));
@@ -361,6 +369,7 @@ function applyState(next) {
   current = { seq: next.round ? seqOf(next.round.last_event_id) : 0, last: null };
   if (next.server_time) clockOffset = Date.parse(next.server_time) - Date.now();
   render();
+  toldCorrection();
   // Modules of their own (protection.js) draw from the state too.
   root.dispatchEvent(new CustomEvent("station:state", { detail: state }));
 }
@@ -379,19 +388,51 @@ function track(tracker, seq, n) {
 }
 
 // Disputes: the round halts, goes on, or a supervisor corrected its cards (of the round on
-// screen or of the last one): say so and draw a fresh state.
+// screen or of the last one): say so, with what a correction changed for this station once
+// the fresh state shows it, and draw a fresh state.
 const DISPUTE_NEWS = { halted: true, resumed: true, corrected: true };
+let correction = null; // { event, before }: a correction waiting for its fresh state
+const corrections = {}; // round -> what its correction changed, told again when it goes on
 
 function onDisputeNews(event) {
-  const name = roundName(event.round);
-  if (event.type === "halted") {
-    showAlert(`${name} is halted: a dispute waits for the supervisor.`, "halted");
-  } else if (event.type === "resumed") {
-    showAlert(`${name} goes on.`, "back", 4000);
+  if (event.type === "corrected") {
+    correction = { event: event, before: seen(event.round), resumed: null };
+  } else if (event.type === "resumed" && correction?.event.round === event.round) {
+    correction.resumed = event; // told after the correction, with what it changed
   } else {
-    showAlert(`The supervisor corrected cards of ${name.toLowerCase()}.`, "back", 8000);
+    const change = event.type === "resumed" ? corrections[event.round] : undefined;
+    tellNotice(disputeNotice(event, roundName, clockOffset, change));
   }
   requestState();
+}
+
+// The station's hands of a round and its credits, as this page shows them now.
+function seen(round) {
+  let view = null;
+  if (state?.round && state.round.id === round) view = state;
+  else if (previous && previous.round.id === round) view = previous;
+  const hands = {};
+  const mineSeen = view?.table?.station ? view.table.station.hands : [];
+  mineSeen.forEach((hand) => {
+    const many = mineSeen.filter((h) => h.box === hand.box).length > 1;
+    const which = many ? `, hand ${hand.id.split("/").pop()}` : "";
+    const name = `Box ${hand.box}${which}`;
+    let words = hand.cards.map(cardText).join(" ") + (hand.cards.length ? `, ${hand.total}` : "");
+    if (hand.result) words += `, ${RESULTS[hand.result] || hand.result}`;
+    hands[hand.id] = { name: name, words: words };
+  });
+  return { credits: state ? state.credits : null, hands: hands };
+}
+
+// A fresh state after a correction: say what it changed.
+function toldCorrection() {
+  if (!correction) return;
+  const { event, before, resumed } = correction;
+  correction = null;
+  const change = changeText(before, seen(event.round), formatMoney);
+  corrections[event.round] = change;
+  tellNotice(disputeNotice(event, roundName, clockOffset, change));
+  if (resumed) tellNotice(disputeNotice(resumed, roundName, clockOffset, change));
 }
 
 // What the table says that no card or question caused: say it, with the amounts.
@@ -649,8 +690,12 @@ function cardNode(code) {
     className: `card${suit === "H" || suit === "D" ? " red" : ""}`,
     role: "img",
     "aria-label": `${RANK_NAMES[rank]} of ${SUIT_NAMES[suit]}`,
-    text: (RANKS[rank] || rank) + SUITS[suit],
+    text: cardText(code),
   });
+}
+
+function cardText(code) {
+  return (RANKS[code.charAt(0)] || code.charAt(0)) + SUITS[code.charAt(1)];
 }
 
 function cardsNode(cards, extraClass) {
