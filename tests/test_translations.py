@@ -21,21 +21,30 @@ FIELD = re.compile(r"%\(\w+\)s")
 
 
 def entries(path: Path) -> list[dict]:
-    """The .po file's entries: msgid, msgstr (joined from their lines) and flags."""
+    """The .po file's entries: msgid, msgid_plural, msgstr (each form, joined from its lines)
+    and flags."""
     found = []
     for block in path.read_text(encoding="utf-8").split("\n\n"):
-        entry: dict = {"flags": "", "msgid": None, "msgstr": ""}
+        entry: dict = {"flags": "", "msgid": None, "msgid_plural": None, "msgstr": {}}
         key = None
         for line in block.splitlines():
             if line.startswith("#,"):
                 entry["flags"] += line
             elif line.startswith("#"):
                 continue
-            elif match := re.match(r"^(msgid|msgstr) (\".*\")$", line):
+            elif match := re.match(r"^(msgid|msgid_plural|msgstr(?:\[\d\])?) (\".*\")$", line):
                 key = match.group(1)
-                entry[key] = ast.literal_eval(match.group(2))
+                text = ast.literal_eval(match.group(2))
+                if key.startswith("msgstr"):
+                    entry["msgstr"][key] = text
+                else:
+                    entry[key] = text
             elif line.startswith('"') and key:
-                entry[key] += ast.literal_eval(line)
+                text = ast.literal_eval(line)
+                if key.startswith("msgstr"):
+                    entry["msgstr"][key] += text
+                else:
+                    entry[key] += text
         if entry["msgid"]:  # the header's msgid is ""
             found.append(entry)
     return found
@@ -43,29 +52,44 @@ def entries(path: Path) -> list[dict]:
 
 def test_the_catalogs_of_both_pages_are_there():
     apps = {path.parts[-5] for path in CATALOGS}
-    assert {"stations", "tablehub"} <= apps
+    assert {"stations", "croupier", "tablehub"} <= apps
     kinds = {(path.parts[-5], path.stem) for path in CATALOGS}
     assert {("stations", "django"), ("stations", "djangojs")} <= kinds
+    assert {("croupier", "django"), ("croupier", "djangojs")} <= kinds
 
 
 @pytest.mark.parametrize("path", CATALOGS, ids=lambda p: str(p.relative_to(ROOT)))
 def test_every_msgid_has_its_spanish_words(path):
     found = entries(path)
     assert found, f"{path} is empty"
-    untranslated = [e["msgid"] for e in found if not e["msgstr"].strip()]
+    untranslated = [
+        e["msgid"] for e in found if not e["msgstr"] or not all(
+            text.strip() for text in e["msgstr"].values()
+        )
+    ]
     assert untranslated == []
     fuzzy = [e["msgid"] for e in found if "fuzzy" in e["flags"]]
     assert fuzzy == []
     fields = [
         e["msgid"]
         for e in found
-        if set(FIELD.findall(e["msgid"])) != set(FIELD.findall(e["msgstr"]))
+        for text in e["msgstr"].values()
+        if set(FIELD.findall(e["msgid"])) != set(FIELD.findall(text))
     ]
     assert fields == []  # every %(name)s of the English words is in the Spanish ones
     # The compiled catalog, as Django reads it, says the same.
     with path.with_suffix(".mo").open("rb") as mo:
         compiled = GNUTranslations(mo)
-    stale = [e["msgid"] for e in found if compiled.gettext(e["msgid"]) != e["msgstr"]]
+    stale = [
+        e["msgid"]
+        for e in found
+        if (
+            [compiled.ngettext(e["msgid"], e["msgid_plural"], n) for n in (1, 2)]
+            if e["msgid_plural"]
+            else [compiled.gettext(e["msgid"])]
+        )
+        != list(e["msgstr"].values())
+    ]
     assert stale == []  # run compilemessages after editing the .po
 
 

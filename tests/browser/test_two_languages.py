@@ -12,7 +12,7 @@ from django.core.cache import cache
 from croupier import tablet
 from stations.models import Station
 from stations.services import cash_in
-from tests.browser.conftest import STATION, button, keep
+from tests.browser.conftest import STATION, TABLET, button, keep
 
 expect = pytest.importorskip("playwright.sync_api").expect
 
@@ -90,3 +90,34 @@ def test_the_station_setting_wins_over_the_browser(server, demo, page_in):
     expect(page.locator("#connection")).to_have_text("Conectado")
     expect(page.locator("#credits")).to_have_text("0,00\xa0US$")
     expect(button(page, "Cargar")).to_be_visible()
+
+
+def test_the_tablet_speaks_spanish_to_a_spanish_browser(server, demo, page_in):
+    page = page_in("es-ES", TABLET)
+    page.goto(f"{server}/croupier/login/")
+    expect(page.locator("html")).to_have_attribute("lang", "es")
+    page.get_by_label("Usuario").fill("dealer")
+    page.get_by_label("Contraseña").fill(demo.logins["dealer"])
+    button(page, "Iniciar sesión").click()
+    expect(page.get_by_role("heading", name="Mesas")).to_be_visible()
+    page.get_by_role("link", name=demo.table.name).click()
+    expect(page.locator("#connection")).to_have_text("Conectado")
+    expect(page.locator("#table-status")).to_have_text("Cerrada · crupier · USD")
+
+    # A notice: the table opens.
+    button(page, "Abrir la mesa").click()
+    expect(page.locator("#command-status")).to_have_text("Mesa abierta")
+    expect(page.locator("#round-info")).to_have_text("Ronda 1 · apuestas")
+    # An error's words: nobody has bet, so bets cannot close.
+    button(page, "Cerrar apuestas").click()
+    expect(page.locator("#command-error")).to_have_text(
+        "Ningún puesto ha apostado aún: las apuestas siguen abiertas. [no_bets]"
+    )
+    # The supervisor dialog, in Spanish too.
+    button(page, "Anular ronda").click()
+    dialog = page.get_by_role("dialog", name="Aprobación del supervisor: Anular ronda")
+    expect(dialog).to_contain_text(
+        "Anular la ronda 1: todas las apuestas vuelven a los puestos."
+    )
+    keep(page, "croupier-es-void-dialog")
+    button(dialog, "Cancelar").click()
