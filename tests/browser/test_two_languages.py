@@ -108,6 +108,7 @@ def test_the_tablet_speaks_spanish_to_a_spanish_browser(server, demo, page_in):
     button(page, "Abrir la mesa").click()
     expect(page.locator("#command-status")).to_have_text("Mesa abierta")
     expect(page.locator("#round-info")).to_have_text("Ronda 1 · apuestas")
+    expect(page.locator("#prompt")).to_have_text("cerrar apuestas")  # the dealer's next action
     # An error's words: nobody has bet, so bets cannot close.
     button(page, "Cerrar apuestas").click()
     expect(page.locator("#command-error")).to_have_text(

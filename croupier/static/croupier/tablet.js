@@ -3,7 +3,7 @@
    Every command gets one reply carrying the new state; table events and croupier messages
    (reader errors) arrive in between and make the page ask for the state again. */
 import { clockText, format, gettext } from "../tablehub/i18n.js";
-import { dealerError } from "./words.js";
+import { cardLabel, dealerError, promptWords } from "./words.js";
 
 const config = JSON.parse(document.getElementById("tablet-config").textContent);
 const $ = (id) => document.getElementById(id);
@@ -257,7 +257,7 @@ function fillPositions(round) {
   (round ? round.cards : []).forEach((c) => {
     const option = document.createElement("option");
     option.value = String(c.n);
-    option.textContent = `${c.n}. ${c.card ? cardText(c.card) : gettext("face down")} → ${c.label}`;
+    option.textContent = `${c.n}. ${c.card ? cardText(c.card) : gettext("face down")} → ${cardLabel(c.label)}`;
     select.append(option);
   });
 }
@@ -436,7 +436,7 @@ function render() {
     });
     $("table-status").className = `pill ${table.is_open ? "good" : ""}`;
   }
-  $("prompt").textContent = s ? s.awaiting : "…";
+  $("prompt").textContent = s ? promptWords(s.awaiting) : "…";
 
   const none = gettext("none");
   let roundText = none;
@@ -532,7 +532,7 @@ function render() {
   const cards = listed ? listed.cards : [];
   cards.forEach((c) => {
     const li = document.createElement("li");
-    li.append(cardSpan(c.card), ` → ${c.label}`);
+    li.append(cardSpan(c.card), ` → ${cardLabel(c.label)}`);
     if (c.corrected_from) {
       li.append(format(gettext(" (corrected; read as %(card)s)"), { card: cardText(c.corrected_from) }));
     }

@@ -5,7 +5,7 @@
  * every code has its words here. An ES module imported by tablet.js.
  */
 
-import { gettext } from "../tablehub/i18n.js";
+import { format, gettext } from "../tablehub/i18n.js";
 
 export const DEALER_ERRORS = {
   bad_json: gettext("The tablet sent something the server could not read: reload the page."),
@@ -45,4 +45,42 @@ export function dealerError(error) {
   let words = DEALER_ERRORS[code] || error?.message || gettext("Refused.");
   if (WITH_REASON.has(code) && error?.message) words += ` ${error.message}`;
   return `${words} [${code}]`;
+}
+
+// The dealer's next action and each card's place, in the tablet's language: the state's
+// `awaiting` and a card's `label` are the protocol's English (docs/croupier.md, "State");
+// what this module does not know is shown as it came.
+const PROMPTS = {
+  "open bets": gettext("open bets"),
+  "close bets": gettext("close bets"),
+  "dispute: wait for a supervisor": gettext("dispute: wait for a supervisor"),
+  "pay and clear": gettext("pay and clear"),
+  "wait for the stations": gettext("wait for the stations"),
+  "reveal hole card, dealer draws": gettext("reveal hole card, dealer draws"),
+  "deal the dealer's up card": gettext("deal the dealer's up card"),
+  "deal the hole card": gettext("deal the hole card"),
+  "draw a card": gettext("draw a card"),
+  "dealer draws": gettext("dealer draws"),
+};
+const LABELS = {
+  burn: gettext("burn"),
+  "hole (face down)": gettext("hole (face down)"),
+  "hole (shown)": gettext("hole (shown)"),
+  "taken out of play": gettext("taken out of play"),
+  "dealer up": gettext("dealer up"),
+  dealer: gettext("dealer"),
+};
+
+export function promptWords(awaiting) {
+  if (PROMPTS[awaiting]) return PROMPTS[awaiting];
+  const box = /^deal box (\d+)$/.exec(awaiting || "");
+  return box ? format(gettext("deal box %(box)s"), { box: box[1] }) : awaiting;
+}
+
+export function cardLabel(label) {
+  if (LABELS[label]) return LABELS[label];
+  const box = /^box (\d+)$/.exec(label || "");
+  if (box) return format(gettext("box %(box)s"), { box: box[1] });
+  const hands = /^hands: box (.+)$/.exec(label || "");
+  return hands ? format(gettext("hands: box %(boxes)s"), { boxes: hands[1] }) : label;
 }
