@@ -76,6 +76,9 @@ def test_the_station_speaks_spanish_to_a_spanish_browser(server, demo, page_in):
         "Apuesta principal: hasta 4000,00\xa0US$ con una apuesta al máximo"
     )
     expect(rules).to_contain_text("Retorno al jugador: 93,89 %")
+    expect(rules).to_contain_text("Pagos de Pareja")
+    combinations = rules.locator("table.paytable th")
+    expect(combinations.filter(has_text="Pareja del mismo palo")).to_have_count(1)
     rules.scroll_into_view_if_needed()
     keep(page, "station-es-rules")
 

@@ -20,6 +20,72 @@ const TIMER_NAMES = {
   decision: gettext("Each decision"),
 };
 
+// Each paytable combination's name (spec/special-bets.md), in the page's language.
+const COMBINATIONS = {
+  suited_trips: gettext("Suited trips"),
+  straight_flush: gettext("Straight flush"),
+  three_of_a_kind: gettext("Three of a kind"),
+  straight: gettext("Straight"),
+  flush: gettext("Flush"),
+  suited_777: gettext("Suited 777"),
+  suited_678: gettext("Suited 678"),
+  "777": gettext("777"),
+  "678": gettext("678"),
+  suited_21: gettext("Suited 21"),
+  "21": gettext("21"),
+  "20": gettext("20"),
+  "19": gettext("19"),
+  highest_hearts: gettext("Highest hearts (three A♥)"),
+  jacks_in_black: gettext("Jacks in black (three black jacks)"),
+  triplets: gettext("Triplets (same rank)"),
+  red_carpet: gettext("Red carpet (three red cards)"),
+  qh_pair_dealer_bj: gettext("Q♥ pair with a dealer blackjack"),
+  qh_pair: gettext("Q♥ pair"),
+  matched_20: gettext("Matched 20 (same rank and suit)"),
+  diamond_pair: gettext("Diamond pair"),
+  any_20: gettext("Any 20"),
+  one: gettext("Exactly one"),
+  suited_pair: gettext("Suited pair"),
+  pair: gettext("Pair"),
+  two_suited: gettext("Two suited matches"),
+  suited_and_unsuited: gettext("A suited and an unsuited match"),
+  one_suited: gettext("One suited match"),
+  two_unsuited: gettext("Two unsuited matches"),
+  one_unsuited: gettext("One unsuited match"),
+  suited_kq: gettext("Suited K Q"),
+  suited: gettext("Suited"),
+  same_colour: gettext("Same colour"),
+  spread_1: gettext("Spread of 1"),
+  spread_2: gettext("Spread of 2"),
+  spread_3plus: gettext("Spread of 3 or more"),
+  suited_77: gettext("Suited 77"),
+  "77": gettext("77"),
+  first_7: gettext("First card a 7"),
+  four_aces: gettext("Four aces"),
+  three_suited_aces: gettext("Three suited aces"),
+  three_aces: gettext("Three aces"),
+  two_suited_aces: gettext("Two suited aces"),
+  two_aces: gettext("Two aces"),
+  ace_of_diamonds: gettext("Ace of diamonds"),
+  one_ace: gettext("One ace"),
+  bust_3: gettext("Dealer busts with 3 cards"),
+  bust_4: gettext("Dealer busts with 4 cards"),
+  bust_5: gettext("Dealer busts with 5 cards"),
+  bust_6: gettext("Dealer busts with 6 cards"),
+  bust_7: gettext("Dealer busts with 7 cards"),
+  bust_8plus: gettext("Dealer busts with 8 or more cards"),
+  easy_6: gettext("Easy 6"),
+  hard_6_exacta: gettext("Hard 6 of one suit"),
+  hard_6_coloured: gettext("Hard 6 of one colour"),
+  hard_6_mixed: gettext("Hard 6, mixed colours"),
+  sweet_16: gettext("Sweet 16 (A♥ and 5♥)"),
+  suited_16: gettext("Suited 16"),
+  same_colour_16: gettext("16 of one colour"),
+  mixed_colour_16: gettext("16, mixed colours"),
+  red: gettext("Red"),
+  black: gettext("Black"),
+};
+
 function yes(flag, text, otherwise) {
   return flag ? text : otherwise;
 }
@@ -140,7 +206,7 @@ export function renderRules(container, info, money, betName) {
     const body = el("tbody");
     Object.entries(table).forEach(([combination, pays]) => {
       const row = el("tr");
-      row.append(el("th", words(combination)));
+      row.append(el("th", COMBINATIONS[combination] || words(combination)));
       row.append(el("td", Array.isArray(pays)
         ? format(gettext("%(pays)s to 1 (one behind each pick)"), { pays: pays.join(", ") })
         : format(gettext("%(pays)s to 1"), { pays: pays })));

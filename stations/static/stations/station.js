@@ -50,6 +50,9 @@ const RESULTS = {
 };
 const BET_NAMES = {
   main: gettext("Main bet"), "21+3": "21+3", pair: gettext("Pair"), bust: gettext("Bust bet"),
+  blackjack_bonus: gettext("Blackjack Bonus"), dealer_red: gettext("Dealer red"),
+  dealer_black: gettext("Dealer black"), suits: gettext("Suits"), in_for_6: gettext("In For 6"),
+  lucky_aces: gettext("Lucky Aces"), lucky_ladies: gettext("Lucky Ladies"), match: gettext("Match"),
 };
 const RANKS = { A: "A", K: "K", Q: "Q", J: "J", T: "10" };
 const RANK_NAMES = {
