@@ -48,13 +48,17 @@ const RESULTS = {
   even_money: gettext("Even money"),
   charlie: gettext("Charlie"),
 };
+// The bets by the names seed 001 §5 gives them (a brand name stays as it is in Spanish).
 const BET_NAMES = {
-  main: gettext("Main bet"), "21+3": "21+3", pair: gettext("Pair"), bust: gettext("Bust bet"),
-  blackjack_bonus: gettext("Blackjack Bonus"), dealer_red: gettext("Dealer red"),
-  dealer_black: gettext("Dealer black"), suits: gettext("Suits"), in_for_6: gettext("In For 6"),
-  lucky_aces: gettext("Lucky Aces"), lucky_ladies: gettext("Lucky Ladies"), match: gettext("Match"),
-};
-const RANKS = { A: "A", K: "K", Q: "Q", J: "J", T: "10" };
+  main: gettext("Main bet"), "21+3": "21+3", "top_21+3": "Top 21+3", pair: gettext("Pair"),
+  bust: gettext("Bust bet"), blackjack_bonus: gettext("Blackjack Bonus"),
+  dealer_red: gettext("Dealer red"), dealer_black: gettext("Dealer black"),
+  suits: gettext("Suits"), in_for_6: gettext("In For 6"), lucky_aces: gettext("Lucky Aces"),
+  lucky_ladies: gettext("Lucky Ladies"), match: gettext("Match"), lucky_lucky: "Lucky Lucky",
+  "19+": "19+", c3: "C3", poker_3: "Poker 3", poker_3_bonus: "Poker 3 Bonus", kk: "KK",
+  qq: "QQ", jj: "JJ", "a-2": "A-2", "7s": "7's", qq_as_lucky_ladies: "QQ AS Lucky Ladies",
+  sweet_16: "Sweet 16",
+};const RANKS = { A: "A", K: "K", Q: "Q", J: "J", T: "10" };
 const RANK_NAMES = {
   A: gettext("ace"), K: gettext("king"), Q: gettext("queen"), J: gettext("jack"),
   T: gettext("ten"), 9: gettext("nine"), 8: gettext("eight"), 7: gettext("seven"),
