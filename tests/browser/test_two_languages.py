@@ -13,6 +13,7 @@ from croupier import tablet
 from stations.models import Station
 from stations.services import cash_in
 from tests.browser.conftest import STATION, TABLET, button, keep
+from tests.browser.test_station_layouts import LAYOUTS, sideways, small_targets
 
 expect = pytest.importorskip("playwright.sync_api").expect
 
@@ -125,3 +126,19 @@ def test_the_tablet_speaks_spanish_to_a_spanish_browser(server, demo, page_in):
     )
     keep(page, "croupier-es-void-dialog")
     button(dialog, "Cancelar").click()
+
+
+def test_spanish_words_fit_a_phone(server, demo, page_in):
+    """Spanish words are longer than English ones: the phone still does not scroll sideways,
+    and every control stays a finger's size."""
+    table = demo.table
+    cash_in(Station.objects.get(table=table, name="s1"), "12345.67", key="start")
+    page = page_in("es-ES", LAYOUTS["phone"])
+    credential = demo.station_credentials["s1"]
+    page.goto(f"{server}/tables/{table.pk}/stations/s1/#credential={credential}")
+    expect(page.locator("#credits")).to_have_text("12.345,67\xa0US$")
+    tablet.open_table(table)
+    expect(page.locator("#phase")).to_have_text("Hagan sus apuestas", timeout=10_000)
+    assert sideways(page) <= 0
+    assert small_targets(page) == []
+    keep(page, "station-es-phone")
