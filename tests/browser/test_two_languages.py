@@ -104,6 +104,9 @@ def test_the_tablet_speaks_spanish_to_a_spanish_browser(server, demo, page_in):
     page.get_by_label("Contraseña").fill(demo.logins["dealer"])
     button(page, "Iniciar sesión").click()
     expect(page.get_by_role("heading", name="Mesas")).to_be_visible()
+    expect(page.locator("ul.tables li").first).to_contain_text(
+        "crupier en vivo (reparte el crupier) · 3 casillas · cerrada"
+    )
     page.get_by_role("link", name=demo.table.name).click()
     expect(page.locator("#connection")).to_have_text("Conectado")
     expect(page.locator("#table-status")).to_have_text("Cerrada · crupier · USD")
