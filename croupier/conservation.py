@@ -24,6 +24,7 @@ from django.db import transaction
 from croupier.models import CardAlert
 from rounds.engine import EngineError
 from rounds.models import Round, RoundEvent
+from rounds.selectors import dealt_cards
 from tablehub import broadcast
 from tablehub.models import Shoe
 
@@ -84,37 +85,21 @@ def reconcile(shoe: Shoe) -> dict[str, Any]:
     reader's count (``cards_drawn``: scans and discards). ``conserved``: no card dealt more
     often than the decks hold, and every card the reader counted is accounted for."""
     rounds = list(Round.objects.filter(shoe=shoe).order_by("pk").values_list("pk", flat=True))
-    dealt: Counter[str] = Counter()
-    discarded: Counter[str] = Counter()
-    events = RoundEvent.objects.filter(
-        round_id__in=rounds,
-        kind__in=[
-            RoundEvent.Kind.CARD,
-            RoundEvent.Kind.BURN,
-            RoundEvent.Kind.DISCARD,
-            RoundEvent.Kind.CORRECTION,
-        ],
-    ).order_by("round_id", "seq")
-    for event in events:
-        payload = event.payload
-        if event.kind == RoundEvent.Kind.DISCARD:
-            discarded[payload.get("card") or "unidentified"] += 1
-        elif event.kind == RoundEvent.Kind.CORRECTION:
-            for change in payload.get("changes", []):
-                if change.get("card"):  # misread: the card dealt was this one, not ``was``
-                    dealt[change["was"]] -= 1
-                    dealt[change["card"]] += 1
-                # (a card taken out of play still left the shoe: it stays counted)
-        else:
-            dealt[payload["card"]] += 1
-    by_card = Counter({card: n for card, n in dealt.items() if n > 0})
+    dealt = dealt_cards(rounds)  # card and burn events as corrected
+    discarded: Counter[str] = Counter(
+        payload.get("card") or "unidentified"
+        for payload in RoundEvent.objects.filter(
+            round_id__in=rounds, kind=RoundEvent.Kind.DISCARD
+        ).values_list("payload", flat=True)
+    )
+    by_card = Counter(dealt)
     by_card.update(c for c in discarded.elements() if c != "unidentified")
     over = sorted(card for card, n in by_card.items() if n > shoe.decks)
-    accounted = sum(n for n in dealt.values() if n > 0) + sum(discarded.values())
+    accounted = dealt.total() + discarded.total()
     return {
         "decks": shoe.decks,
         "rounds": rounds,
-        "cards_dealt": sum(n for n in dealt.values() if n > 0),
+        "cards_dealt": dealt.total(),
         "cards_discarded": sum(discarded.values()),
         "reader_count": shoe.cards_drawn,
         "matches_reader": accounted == shoe.cards_drawn,

@@ -9,6 +9,7 @@ from typing import Any, cast
 
 from channels.db import database_sync_to_async
 
+from croupier import dealers
 from croupier.conservation import CardCountExceeded, raise_alert
 from croupier.services import scan
 from croupier.tablet import error_reply, handle
@@ -162,6 +163,7 @@ class CroupierConsumer(TableConsumer):
         assert self.user is not None  # admitted: a logged-in user
         await self.guard_session(user_group(self.user.pk))
         self.table = table
+        await database_sync_to_async(dealers.on_tablet_opened)(table.pk, self.user)
         await self.hear_table(self.table_id)
         state = await database_sync_to_async(croupier_state)(table)
         await self.send_json({"type": "state", "state": state})

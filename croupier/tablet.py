@@ -20,7 +20,7 @@ from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.db import transaction
 from django.utils import timezone
 
-from croupier import virtual_shoe
+from croupier import dealers, virtual_shoe
 from croupier.conservation import CardCountExceeded, raise_alert, reconcile
 from croupier.services import (
     apply_passed_deadline,
@@ -361,6 +361,7 @@ def handle(
         if command is None:
             raise EngineError(f"unknown message type {kind!r}", code="unknown_type")
         extra = command(Context(table, user, scope), message) or {}
+        dealers.after_command(table.pk, user, kind)  # a dealing command: its user deals
         return {
             "type": "reply",
             "client_id": client_id,

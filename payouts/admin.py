@@ -1,4 +1,4 @@
-"""Admin for paytables (with their par sheets) and the ledger (read only)."""
+"""Admin for paytables (with their par sheets), the ledger and the soft meters (read only)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,8 @@ from django.contrib import admin
 from django.utils.html import format_html, format_html_join
 from simple_history.admin import SimpleHistoryAdmin
 
-from payouts.models import LedgerEntry, Paytable
+from payouts import meters
+from payouts.models import LedgerEntry, Meters, Paytable, StationMeter, TableMeter
 from payouts.rtp import special_sheet
 from rounds.engine import RuleSet
 from tablehub.read_only_admin import ReadOnlyAdmin
@@ -74,3 +75,42 @@ class LedgerEntryAdmin(ReadOnlyAdmin):
     search_fields = ("key", "=round__id")
     raw_id_fields = ("station", "round")
     show_full_result_count = False
+
+
+def _meter_column(name: str):
+    """A list column of one meter: money with two places, games as counts."""
+
+    @admin.display(description=name.replace("_", " "))
+    def column(self, obj: Meters):
+        return meters.shown(obj)[name]
+
+    column.__name__ = name
+    return column
+
+
+class MetersAdmin(ReadOnlyAdmin):
+    """The meters, as payouts/meters.py keeps them with the ledger: read, never changed here
+    (floor managers and auditors: tablehub/migrations/0022_read_meters)."""
+
+    meter_columns = (*meters.MONEY, *meters.GAMES)
+    exclude = tuple(meters.COLUMNS)
+    readonly_fields = meter_columns
+    show_full_result_count = False
+
+
+for _name in MetersAdmin.meter_columns:
+    setattr(MetersAdmin, _name, _meter_column(_name))
+
+
+@admin.register(StationMeter)
+class StationMeterAdmin(MetersAdmin):
+    list_display = ("station", "table", *MetersAdmin.meter_columns)
+    list_filter = ("table",)
+    list_select_related = ("station", "table")
+    search_fields = ("station__name",)
+
+
+@admin.register(TableMeter)
+class TableMeterAdmin(MetersAdmin):
+    list_display = ("table", *MetersAdmin.meter_columns)
+    list_select_related = ("table",)

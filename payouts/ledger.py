@@ -21,7 +21,9 @@ which the database stores and game recall shows, is made and read only in this m
 - ``round:<round id>:<station>:house_loss:<when>``: what a void (``when``: ``void``) or a
   correction (``c<seq>``) took back beyond the station's credits, the house's loss (or,
   negative, such a loss given back to the house when a later correction pays the station);
-- ``<station side's key>|house``: the house side of every movement.
+- ``station:<station id>:tip:<client key>``: a station's tip to the dealer;
+- ``<station side's key>|house``: the house side of every movement but a tip;
+  ``<station side's key>|tips``: a tip's other side, the table's tip account (``TIPS``).
 
 No balance goes below zero. Every movement that takes money from a station is decided under
 the station's row lock (``lock_credits``: after the round's lock, stations by id): a
@@ -29,36 +31,40 @@ cash-out pays the balance, a stake the credits do not cover is refused
 (``insufficient_credits``), and what a void or a correction takes back beyond the credits is
 the house's loss (``HOUSE_LOSS``), recorded on the round for a floor manager, never owed by
 whoever plays the station next.
+
+The soft meters (payouts/meters.py) count every movement written here, in the same
+transaction, and the games of each settled round (``count_games``); ``check`` compares them
+with the entries.
 """
 
 from __future__ import annotations
 
 import logging
 import re
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from decimal import Decimal
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from django.conf import settings
 from django.db import IntegrityError, connection, transaction
 from django.db.models import Sum
 from django.utils import timezone
 
+from payouts import meters
 from payouts.models import LedgerEntry
 from rounds import chain
 from rounds.engine import EngineError
+from rounds.models import Round
 from stations.models import Station
-
-if TYPE_CHECKING:
-    from rounds.models import Round
 
 log = logging.getLogger("tablehub.payouts")
 
 CENT = Decimal("0.01")
 HOUSE = "|house"  # the house side's key: the station side's key and this
+TIPS = "|tips"  # a tip's other side, the table's tip account: the station side's key and this
 _REVISION = re.compile(r"^(?P<item>.+):c(?P<seq>\d+)$")
 _REVERSAL = ":corrected"
 _REFUND = ":void"
@@ -69,10 +75,10 @@ _REFUND = ":void"
 
 @dataclass(frozen=True)
 class CashKey:
-    """A station's cash-in or cash-out, keyed by the cashier's or client's key."""
+    """A station's cash-in, cash-out or tip, keyed by the cashier's or client's key."""
 
     station_id: int
-    kind: str  # LedgerEntry.Kind.CASH_IN or CASH_OUT
+    kind: str  # LedgerEntry.Kind.CASH_IN, CASH_OUT or TIP
     client_key: str
 
     def text(self) -> str:
@@ -217,9 +223,15 @@ def post(station: Station, round: Round | None, kind: str, amount: Decimal, key:
     _post(round, [(station, kind, amount, key)])
 
 
-def _post(round: Round | None, movements: Iterable[tuple[Station, str, Decimal, Key]]) -> int:
-    """Several movements of one round in one insert; a movement of 0.00 moves nothing."""
+def _post(
+    round: Round | None,
+    movements: Iterable[tuple[Station, str, Decimal, Key]],
+    refunded: Mapping[Key, str] | None = None,
+) -> int:
+    """Several movements of one round in one insert, counted by the meters (a refund as the
+    kind of the entry it refunds, ``refunded``); a movement of 0.00 moves nothing."""
     entries = []
+    counted = []
     at = timezone.now()
     for station, kind, amount, key in movements:
         if not amount:
@@ -227,6 +239,9 @@ def _post(round: Round | None, movements: Iterable[tuple[Station, str, Decimal, 
         text = key.text()
         # Both sides in the chain of the station's table (rounds/chain.py).
         table = station.table_id
+        counted.append(
+            (table, station.pk, meters.counted_as(kind, (refunded or {}).get(key)), amount)
+        )
         entries += [
             LedgerEntry(
                 station=station,
@@ -242,7 +257,7 @@ def _post(round: Round | None, movements: Iterable[tuple[Station, str, Decimal, 
                 round=round,
                 kind=kind,
                 amount=-amount,
-                key=text + HOUSE,
+                key=text + other_side(kind),
                 table_id=table,
                 created_at=at,
             ),
@@ -250,7 +265,18 @@ def _post(round: Round | None, movements: Iterable[tuple[Station, str, Decimal, 
     if entries:
         chain.link_entries(entries)  # linked in this transaction, in this order
         LedgerEntry.objects.bulk_create(entries)
+        meters.add(counted)
     return len(entries) // 2
+
+
+def other_side(kind: str) -> str:
+    """The suffix of the key of a movement's other side: the house's, or for a tip the
+    table's tip account."""
+    return TIPS if kind == LedgerEntry.Kind.TIP else HOUSE
+
+
+def _side_name(kind: str) -> str:
+    return "tip account" if kind == LedgerEntry.Kind.TIP else "house"
 
 
 def _post_once(station: Station, kind: str, amount: Decimal, key: CashKey) -> bool:
@@ -302,6 +328,14 @@ def cash_out(station: Station, client_key: str) -> Decimal:
         return Decimal("0.00")
     key = CashKey(station.pk, LedgerEntry.Kind.CASH_OUT, client_key)
     return credits if _post_once(station, LedgerEntry.Kind.CASH_OUT, -credits, key) else credits
+
+
+def tip(station: Station, amount: Decimal, client_key: str) -> bool:
+    """Move ``amount`` from the station to its table's tip account once per ``client_key``
+    (the caller holds the station's lock and has checked that its credits cover it); False
+    when it was moved already."""
+    key = CashKey(station.pk, LedgerEntry.Kind.TIP, client_key)
+    return _post_once(station, LedgerEntry.Kind.TIP, -amount, key)
 
 
 @dataclass
@@ -409,12 +443,56 @@ def refund_round(round: Round) -> int:
         .order_by("pk")
     )
     refunds: list[tuple[Station, str, Decimal, Key]] = []
+    refunded: dict[Key, str] = {}  # the meters count a refunded return off the returns
+    stations: dict[str, Station] = {}
     for e in entries:
         assert e.station is not None  # the query takes the station entries only
         key = replace(EntryKey.parse(e.key), refund=True)
         refunds.append((e.station, LedgerEntry.Kind.REFUND, -e.amount, key))
-    _post_covered(round, refunds, round_books(round), "void")
+        refunded[key] = e.kind
+        stations[e.station.name] = e.station
+    books = round_books(round)
+    if round.phase == Round.Phase.SETTLED:  # its games are no longer games
+        count_games(round, stations, games(books), {})
+    _post_covered(round, refunds, books, "void", refunded=refunded)
     return len(refunds)
+
+
+def games(books: RoundBooks) -> dict[str, bool]:
+    """Each station's game in a settled round, by its entries now (station -> whether it
+    won): a station plays when it has stakes standing, and wins when its returns are more
+    than its stakes (a push is played, not won)."""
+    staked: dict[str, Decimal] = defaultdict(Decimal)
+    net: dict[str, Decimal] = defaultdict(Decimal)
+    for item, (_key, amount) in books.now.items():
+        net[item.station] += amount
+        if amount < 0:
+            staked[item.station] += amount
+    return {name: net[name] > 0 for name, stakes in staked.items() if stakes < 0}
+
+
+def count_games(
+    round: Round,
+    stations: Mapping[str, Station],
+    before: Mapping[str, bool],
+    after: Mapping[str, bool],
+) -> None:
+    """The meters count the round's games as ``after`` instead of ``before`` (``games``;
+    empty: no game, before its settlement or after its void). The round writer calls it
+    when a round settles and when a correction changes a settled round."""
+    missing = (set(before) | set(after)) - set(stations)
+    ids = {name: station.pk for name, station in stations.items()}
+    if missing:  # a station no longer seated in a corrected round
+        ids |= dict(
+            Station.objects.filter(table_id=round.table_id, name__in=missing).values_list(
+                "name", "pk"
+            )
+        )
+    meters.count_games(
+        round.table_id,
+        {ids[name]: won for name, won in before.items()},
+        {ids[name]: won for name, won in after.items()},
+    )
 
 
 def _post_covered(
@@ -423,6 +501,7 @@ def _post_covered(
     books: RoundBooks,
     when: str,
     refuse: bool = False,
+    refunded: Mapping[Key, str] | None = None,
 ) -> int:
     """``_post`` the round's movements, never taking a station below zero. A station they
     take money from is locked (``lock_credits``) and its credits read: what they take beyond
@@ -465,7 +544,7 @@ def _post_covered(
             money(abs(loss)),
             money(books.lost[name]),
         )
-    written = _post(round, movements + losses)
+    written = _post(round, movements + losses, refunded)
     return written - len(losses)
 
 
@@ -626,8 +705,9 @@ def round_totals(round: Round) -> dict[str, Decimal]:
 def check() -> list[str]:
     """Every broken invariant of the books, one line each (none: the books balance). The
     whole ledger and each round's entries sum to zero; each station's entry has its house
-    mirror (same round, same kind, the opposite amount); each station's balance is exactly
-    the sum of its entries, and never below zero."""
+    mirror (same round, same kind, the opposite amount; a tip's: the table's tip account);
+    each station's balance is exactly the sum of its entries, and never below zero; each
+    station's and table's meters are what the entries say (payouts/meters.py)."""
     broken: list[str] = []
     rows = list(LedgerEntry.objects.values_list("key", "station_id", "round_id", "kind", "amount"))
     total = sum((Decimal(str(r[4])) for r in rows), Decimal(0))
@@ -636,6 +716,8 @@ def check() -> list[str]:
     by_round: dict[int, Decimal] = defaultdict(Decimal)
     by_station: dict[int, Decimal] = defaultdict(Decimal)
     by_key = {r[0]: r for r in rows}
+    counted: dict[int, Counter[str]] = defaultdict(Counter)  # the meters, from the entries
+    played: dict[tuple[int, int], list[Decimal]] = defaultdict(lambda: [Decimal(0)] * 2)
     for key, station_id, round_id, kind, amount in rows:
         amount = Decimal(str(amount))
         if round_id is not None:
@@ -643,11 +725,20 @@ def check() -> list[str]:
         if station_id is None:
             continue
         by_station[station_id] += amount
-        mirror = by_key.get(key + HOUSE)
+        refunded = (
+            by_key.get(key.removesuffix(_REFUND)) if kind == LedgerEntry.Kind.REFUND else None
+        )
+        name, sign = meters.KINDS[meters.counted_as(kind, refunded[3] if refunded else None)]
+        counted[station_id][f"{name}_cents"] += sign * meters.cents(amount)
+        if round_id is not None and kind in (LedgerEntry.Kind.STAKE, LedgerEntry.Kind.RETURN):
+            stakes_and_net = played[(round_id, station_id)]  # as ``games`` reads the books
+            stakes_and_net[0] += amount if kind == LedgerEntry.Kind.STAKE else 0
+            stakes_and_net[1] += amount
+        mirror = by_key.get(key + other_side(kind))
         if mirror is None:
-            broken.append(f"entry {key} has no house mirror")
+            broken.append(f"entry {key} has no {_side_name(kind)} mirror")
         elif mirror[1:4] != (None, round_id, kind) or Decimal(str(mirror[4])) != -amount:
-            broken.append(f"entry {key} and its house mirror do not match")
+            broken.append(f"entry {key} and its {_side_name(kind)} mirror do not match")
     for round_id, amount in sorted(by_round.items()):
         if amount != 0:
             broken.append(f"round {round_id}'s entries sum to {money(amount)}, not 0.00")
@@ -668,4 +759,9 @@ def check() -> list[str]:
                 f"station {station_id} ({names[station_id]})'s balance {shown} is not the sum "
                 f"of its entries, {amount}"
             )
-    return broken
+    settled = set(Round.objects.filter(phase=Round.Phase.SETTLED).values_list("pk", flat=True))
+    for (round_id, station_id), (stakes, net) in played.items():
+        if round_id in settled and stakes < 0:
+            counted[station_id]["games_played"] += 1
+            counted[station_id]["games_won"] += net > 0
+    return broken + meters.differences(counted)

@@ -1,4 +1,5 @@
-"""Paytables as data: the pays of one special bet, named, with where they come from.
+"""Paytables as data (the pays of one special bet, named, with where they come from), the
+ledger's entries and the soft meters kept with them.
 
 The default paytable of every bet ships as the fixture
 ``payouts/fixtures/default_paytables.json``; each names its source.
@@ -57,6 +58,9 @@ class LedgerEntry(AppendOnly):
         # out, or lost it since): the house's loss, so no balance goes below zero; given
         # back to the house first when a later correction pays the station again.
         HOUSE_LOSS = "house_loss"
+        # A station's tip to the dealer: its other side is the table's tip account, not the
+        # house (payouts.ledger.tip).
+        TIP = "tip"
 
     station = models.ForeignKey(
         "stations.Station",
@@ -89,3 +93,64 @@ class LedgerEntry(AppendOnly):
 
     def __str__(self) -> str:
         return f"{self.key} {self.amount}"
+
+
+class Meters(models.Model):
+    """Soft meters, as a gaming machine keeps them: counters that only go up (but for a
+    correction or a void taking back what it counted), kept by payouts/meters.py in the same
+    transaction as the ledger entries they count; ``manage.py check_ledger`` compares them
+    with the sums of the ledger. Money in cents (whole numbers: exact on every database)."""
+
+    total_wagered_cents = models.BigIntegerField(default=0, help_text="the stakes")
+    total_won_cents = models.BigIntegerField(
+        default=0,
+        help_text="the returns (a winning or pushed bet's stake and its win), less those a "
+        "void took back",
+    )
+    games_played = models.BigIntegerField(default=0, help_text="settled rounds with a stake")
+    games_won = models.BigIntegerField(
+        default=0, help_text="settled rounds whose returns were more than their stakes"
+    )
+    cash_in_cents = models.BigIntegerField(default=0)
+    cash_out_cents = models.BigIntegerField(default=0)
+    voided_stakes_cents = models.BigIntegerField(default=0, help_text="the stakes voids gave back")
+    tips_cents = models.BigIntegerField(default=0, help_text="tips to the dealer")
+    house_losses_cents = models.BigIntegerField(
+        default=0,
+        help_text="what voids and corrections took back beyond the credits (the house's loss)",
+    )
+
+    class Meta:
+        abstract = True
+
+
+class StationMeter(Meters):
+    """A station's meters (a row once money has moved at the station)."""
+
+    station = models.OneToOneField(
+        "stations.Station", primary_key=True, on_delete=models.PROTECT, related_name="meter"
+    )
+    table = models.ForeignKey(
+        "tablehub.Table", on_delete=models.PROTECT, related_name="station_meters"
+    )
+
+    class Meta:
+        ordering = ["table", "station"]
+
+    def __str__(self) -> str:
+        return f"meters of station {self.station_id}"
+
+
+class TableMeter(Meters):
+    """A table's meters: the sums of its stations' (games: station games, as a bank of
+    machines counts them)."""
+
+    table = models.OneToOneField(
+        "tablehub.Table", primary_key=True, on_delete=models.PROTECT, related_name="meter"
+    )
+
+    class Meta:
+        ordering = ["table"]
+
+    def __str__(self) -> str:
+        return f"meters of table {self.table_id}"

@@ -115,6 +115,57 @@ def table_report(
         .annotate(at=Coalesce("settled_at", "created_at"))
         .filter(at__gte=start, at__lt=end)
     )
+    lines, total = hold_lines(settled, theoretical)
+    configs = TableConfig.objects.filter(pk__in=settled.values("config"))
+
+    ledger = dict(
+        LedgerEntry.objects.filter(round__in=settled, station__isnull=False)
+        .values_list("kind")
+        .annotate(total=Sum("amount"))
+    )
+    staked = -(ledger.get(LedgerEntry.Kind.STAKE) or ZERO)
+    paid = ledger.get(LedgerEntry.Kind.RETURN) or ZERO
+    # What voids and corrections took back beyond a station's credits (payouts.ledger): the
+    # house's loss, counted apart from the win.
+    house_loss = (
+        LedgerEntry.objects.filter(
+            Q(round__in=settled) | Q(round__in=voided.values("pk")),
+            station__isnull=False,
+            kind=LedgerEntry.Kind.HOUSE_LOSS,
+        ).aggregate(total=Sum("amount"))["total"]
+        or ZERO
+    )
+    return {
+        "table": {
+            "id": table.pk,
+            "name": table.name,
+            "currency": table.currency,
+            "is_replay": table.is_replay,
+        },
+        "start": start.isoformat(),
+        "end": end.isoformat(),
+        "rounds_played": total.rounds,
+        "rounds_voided": voided.count(),
+        "stations": Bet.objects.filter(round__in=settled).values("station").distinct().count(),
+        "config_versions": sorted(c.version for c in configs),
+        "lines": [line.row() for line in lines],
+        "total": total.row(),
+        "ledger": {
+            "staked": _money(staked),
+            "paid": _money(paid),
+            "balanced": staked == total.drop and paid == total.paid,
+            "house_loss": _money(house_loss),
+        },
+        # The table's hash chains as they stood at ``end`` (rounds/chain.py): printed, they
+        # let anyone show later that the history was not rewritten.
+        "chain_heads": chain.heads_at(table.pk, end),
+    }
+
+
+def hold_lines(settled: QuerySet[Round], theoretical: bool = True) -> tuple[list[_Line], _Line]:
+    """The hold of the ``settled`` rounds: a line for the main game, insurance (when staked)
+    and each special bet, against the par sheets of the configurations they were played
+    under (none with ``theoretical=False``), and their total (module docstring)."""
     configs = {c.pk: c for c in TableConfig.objects.filter(pk__in=settled.values("config"))}
     main_rtp: dict[int, Decimal | None] = {}
     for pk, config in configs.items():
@@ -177,48 +228,7 @@ def table_report(
     if total.theory_drop != total.drop:  # some drop has no theory (insurance): no total rtp
         total.weighted_rtp = total.theory_drop = ZERO
 
-    ledger = dict(
-        LedgerEntry.objects.filter(round__in=settled, station__isnull=False)
-        .values_list("kind")
-        .annotate(total=Sum("amount"))
-    )
-    staked = -(ledger.get(LedgerEntry.Kind.STAKE) or ZERO)
-    paid = ledger.get(LedgerEntry.Kind.RETURN) or ZERO
-    # What voids and corrections took back beyond a station's credits (payouts.ledger): the
-    # house's loss, counted apart from the win.
-    house_loss = (
-        LedgerEntry.objects.filter(
-            Q(round__in=settled) | Q(round__in=voided.values("pk")),
-            station__isnull=False,
-            kind=LedgerEntry.Kind.HOUSE_LOSS,
-        ).aggregate(total=Sum("amount"))["total"]
-        or ZERO
-    )
-    return {
-        "table": {
-            "id": table.pk,
-            "name": table.name,
-            "currency": table.currency,
-            "is_replay": table.is_replay,
-        },
-        "start": start.isoformat(),
-        "end": end.isoformat(),
-        "rounds_played": total.rounds,
-        "rounds_voided": voided.count(),
-        "stations": Bet.objects.filter(round__in=settled).values("station").distinct().count(),
-        "config_versions": sorted(c.version for c in configs.values()),
-        "lines": [line.row() for line in lines],
-        "total": total.row(),
-        "ledger": {
-            "staked": _money(staked),
-            "paid": _money(paid),
-            "balanced": staked == total.drop and paid == total.paid,
-            "house_loss": _money(house_loss),
-        },
-        # The table's hash chains as they stood at ``end`` (rounds/chain.py): printed, they
-        # let anyone show later that the history was not rewritten.
-        "chain_heads": chain.heads_at(table.pk, end),
-    }
+    return lines, total
 
 
 def counted_rounds() -> QuerySet[Round]:

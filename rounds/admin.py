@@ -19,12 +19,20 @@ from tablehub.read_only_admin import ReadOnlyAdmin
 
 @admin.register(Round)
 class RoundAdmin(ReadOnlyAdmin):
-    list_display = ("id", "table", "config_version", "phase", "created_at", "settled_at")
-    list_filter = ("table", "phase")
+    list_display = (
+        "id",
+        "table",
+        "config_version",
+        "dealer",
+        "phase",
+        "created_at",
+        "settled_at",
+    )
+    list_filter = ("table", "phase", "dealer")
     date_hierarchy = "created_at"
-    list_select_related = ("table", "config")
+    list_select_related = ("table", "config", "dealer")
     search_fields = ("=id",)
-    fields = ("table", "config", "phase", "created_at", "settled_at", "api", "record")
+    fields = ("table", "config", "dealer", "phase", "created_at", "settled_at", "api", "record")
     readonly_fields = fields
     show_full_result_count = False  # the count of a long history is not worth its query
 

@@ -8,6 +8,7 @@ are written from the engine for queries and game recall.
 
 from __future__ import annotations
 
+from django.conf import settings
 from django.db import models
 from django.utils import timezone
 
@@ -53,6 +54,17 @@ class Round(models.Model):
     )
     config = models.ForeignKey("tablehub.TableConfig", on_delete=models.PROTECT)
     shoe = models.ForeignKey("tablehub.Shoe", null=True, blank=True, on_delete=models.PROTECT)
+    # The dealer on duty when the round's first card was dealt (croupier/dealers.py): empty
+    # at a video table, when no tablet user had taken the table, or once the user is deleted
+    # (deactivate a dealer instead: docs/integrity.md).
+    dealer = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+        help_text="the dealer who dealt the round (croupier/dealers.py)",
+    )
     phase = models.CharField(max_length=16, choices=Phase.choices, default=Phase.BETTING)
     deadline = models.DateTimeField(null=True, blank=True)
     last_seq = models.PositiveIntegerField(default=0, help_text="seq of the newest RoundEvent")

@@ -35,7 +35,7 @@ from __future__ import annotations
 import copy
 import logging
 import threading
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -178,9 +178,13 @@ class _HeldRound(threading.local):
 
     table_id: int | None = None
     round: Round | None = None
-    # The held round's bets by station, read once for the batch's replies (``station_bets``)
-    # and kept up to date by the writer's own changes of them.
+    # The held round's bets of the stations read so far, by station (``stations_bets``),
+    # kept up to date by the writer's own changes of them.
     bets: dict[int, list[Bet]] | None = None
+    # The held round's slips (chip groups) of the stations read so far, as the database has
+    # them (``bet_slip``); the changes this transaction made wait in ``_PendingBets``.
+    slips: dict[int, list[Any]] | None = None
+    betting: set[int] = set()  # the stations whose bets the batch changes (``expect_bets``)
     # The held row has changes not yet saved (``_write`` saves it once per batch).
     unsaved: bool = False
     depth: int = 0  # the savepoints open when the batch began (``flush``)
@@ -213,8 +217,8 @@ def holding_the_table(table_id: int) -> Iterator[Round | None]:
             yield round
             flush()
         finally:
-            _HELD.table_id = _HELD.round = _HELD.bets = None
-            _HELD.unsaved = False
+            _HELD.table_id = _HELD.round = _HELD.bets = _HELD.slips = None
+            _HELD.unsaved, _HELD.betting = False, set()
 
 
 class _PendingEvent:
@@ -227,6 +231,30 @@ class _PendingEvent:
 
     def __call__(self) -> None:
         pass  # inserted by ``flush`` before the commit
+
+
+class _PendingBets:
+    """A station's bets on the held round changed but not yet written: a batch writes its
+    stations' slips and Bet rows together (``flush``). An on-commit callback, as an event
+    waiting is, so that a refused change's savepoint drops it."""
+
+    def __init__(
+        self, station_id: int, groups: list[Any], stakes: Mapping[tuple[int, str], Decimal]
+    ):
+        self.station_id, self.groups, self.stakes = station_id, groups, dict(stakes)
+        self.written = False
+
+    def __call__(self) -> None:
+        pass  # written by ``flush`` before the commit
+
+
+def _pending_bets() -> list[_PendingBets]:
+    """This transaction's changes of bets not yet written, in their order."""
+    return [
+        callback
+        for callback in (pending[1] for pending in connection.run_on_commit)
+        if isinstance(callback, _PendingBets) and not callback.written
+    ]
 
 
 def _pending(round_id: int | None = None) -> list[_PendingEvent]:
@@ -268,6 +296,7 @@ def flush() -> None:
         RoundEvent.objects.bulk_create(rows)
         for event in pending:
             event.row = None
+    _write_bets(_pending_bets())
     if _HELD.unsaved and _HELD.round is not None:
         _HELD.round.save(update_fields=list(_ROUND_STATE))
         _HELD.unsaved = False
@@ -282,17 +311,21 @@ def current_round(table_id: int) -> Round | None:
     return Round.objects.filter(table_id=table_id).exclude(phase__in=ENDED).order_by("-pk").first()
 
 
-def station_bets(round: Round, station_id: int) -> list[Bet]:
-    """The station's bets on the round, by box. Inside a batch, the held round's bets of
-    every station are read once (a reply per message would read them again each time)."""
-    if _held(round.pk) is None:
-        return list(round.bets.filter(station_id=station_id).order_by("box", "pk"))
-    if _HELD.bets is None:
-        by_station: dict[int, list[Bet]] = {}
-        for bet in round.bets.order_by("box", "pk"):
-            by_station.setdefault(bet.station_id, []).append(bet)
-        _HELD.bets = by_station
-    return _HELD.bets.get(station_id, [])
+def stations_bets(round: Round, station_ids: Sequence[int]) -> dict[int, list[Bet]]:
+    """The stations' bets on the round, by box, by station id, in one query. Inside a batch
+    the held round's bets of a station are read once and kept up to date by the writer's
+    own changes (a reply per message would read them again each time); only the stations
+    asked for are read, so a batch's cost does not grow with the table's other stations."""
+    held = _held(round.pk) is not None
+    known = _HELD.bets if held and _HELD.bets is not None else {}
+    missing = [pk for pk in station_ids if pk not in known]
+    found: dict[int, list[Bet]] = {pk: [] for pk in missing}
+    if missing:
+        for bet in round.bets.filter(station_id__in=missing).order_by("box", "pk"):
+            found[bet.station_id].append(bet)
+    if held:
+        _HELD.bets = known | found
+    return {pk: known[pk] if pk in known else found[pk] for pk in station_ids}
 
 
 def _held(round_id: int) -> Round | None:
@@ -362,7 +395,10 @@ def open_round(table: Table) -> Round:
     with transaction.atomic():  # the timer starts once the round is saved
         config = table.current_config()
         assert config is not None  # a table without a configuration cannot open a round
-        round = Round.objects.create(table=table, number=_next_number(table), config=config)
+        number, dealer_id = _next_number(table)
+        round = Round.objects.create(
+            table=table, number=number, config=config, dealer_id=dealer_id
+        )
         _start_timer(round, "betting", "betting")
         round.save(update_fields=["step_key", "deadline"])
         assert round.deadline is not None  # _start_timer gave the step its deadline
@@ -375,12 +411,14 @@ def open_round(table: Table) -> Round:
     return round
 
 
-def _next_number(table: Table) -> int:
+def _next_number(table: Table) -> tuple[int, int | None]:
     """The table's next round number (1 for its first round), under the table's row lock so
-    that two processes opening a round at once cannot take the same number."""
-    list(Table.objects.select_for_update().filter(pk=table.pk).values_list("pk", flat=True))
+    that two processes opening a round at once cannot take the same number, and the table's
+    dealer on duty, read by the same lock (croupier/dealers.py)."""
+    locked = Table.objects.select_for_update().filter(pk=table.pk)
+    dealer_id = locked.values_list("dealer_id", flat=True).get()
     newest = table.rounds.order_by("-number").values_list("number", flat=True).first()
-    return (newest or 0) + 1
+    return (newest or 0) + 1, dealer_id
 
 
 def timer_seconds(round: Round, phase: str) -> float:
@@ -400,16 +438,79 @@ def lock_for_betting(round_id: int) -> Round:
     return round
 
 
-def set_bets(round: Round, station: Station, stakes: Mapping[tuple[int, str], Decimal]) -> None:
+def expect_bets(station_ids: Iterable[int]) -> None:
+    """Inside a batch: these stations' messages change bets (``bet_slip`` reads their slips
+    together)."""
+    _HELD.betting = set(station_ids)
+
+
+def bet_slip(round: Round, station: Station) -> list[Any]:
+    """The station's slip on the round (locked by ``lock_for_betting``): its chip groups in
+    the order they were put down. Inside a batch, the slips of the stations it expects bets
+    from (``expect_bets``) are read together, once, and its own changes come from memory."""
+    if _held(round.pk) is None:
+        slip = BetSlip.objects.filter(round=round, station=station).values_list("groups")
+        return list((slip.first() or ([],))[0])
+    for change in reversed(_pending_bets()):  # the last change of this transaction
+        if change.station_id == station.pk:
+            return list(change.groups)
+    known = _HELD.slips if _HELD.slips is not None else {}
+    if station.pk not in known:
+        wanted = {station.pk, *_HELD.betting} - known.keys()
+        read = dict(
+            BetSlip.objects.filter(round=round, station_id__in=wanted).values_list(
+                "station_id", "groups"
+            )
+        )
+        _HELD.slips = known = known | {pk: read.get(pk, []) for pk in wanted}
+    return list(known[station.pk])
+
+
+def set_bets(
+    round: Round,
+    station: Station,
+    groups: list[Any],
+    stakes: Mapping[tuple[int, str], Decimal],
+) -> None:
     """The station's bets on the round (locked by ``lock_for_betting``) become ``stakes``,
-    (box, bet code) -> stake; the station's checks (stations/commands.py) come first."""
-    round.bets.filter(station=station).delete()
-    bets = Bet.objects.bulk_create(
-        Bet(round=round, station=station, box=box, code=code, stake=stake)
-        for (box, code), stake in stakes.items()
+    (box, bet code) -> stake, put down as the slip's chip ``groups``; the station's checks
+    (stations/commands.py) come first. Inside a batch they are written with the batch's
+    other stations' at its ``flush``."""
+    if _held(round.pk) is None:
+        _write_bets([_PendingBets(station.pk, groups, stakes)], round)
+        return
+    transaction.on_commit(_PendingBets(station.pk, groups, stakes))
+    bets = [
+        Bet(round=round, station=station, box=b, code=c, stake=v) for (b, c), v in stakes.items()
+    ]
+    # The station's whole set, known without a read (the replies show box, bet and stake).
+    _HELD.bets = (_HELD.bets or {}) | {station.pk: sorted(bets, key=lambda bet: bet.box)}
+
+
+def _write_bets(changes: list[_PendingBets], round: Round | None = None) -> None:
+    """Write the last change of each station's bets: the slips in one statement, the Bet rows
+    in two (the old ones deleted, the new ones inserted)."""
+    if not changes:
+        return
+    round = round or _HELD.round
+    assert round is not None
+    last = {change.station_id: change for change in changes}
+    BetSlip.objects.bulk_create(
+        [BetSlip(round=round, station_id=pk, groups=c.groups) for pk, c in last.items()],
+        update_conflicts=True,
+        unique_fields=["round", "station"],
+        update_fields=["groups"],
     )
-    if _HELD.bets is not None and _held(round.pk) is not None:
-        _HELD.bets[station.pk] = sorted(bets, key=lambda bet: bet.box)  # stable: pk order
+    Bet.objects.filter(round=round, station_id__in=last).delete()
+    Bet.objects.bulk_create(
+        Bet(round=round, station_id=pk, box=box, code=code, stake=stake)
+        for pk, change in last.items()
+        for (box, code), stake in change.stakes.items()
+    )
+    for change in changes:
+        change.written = True
+    if _held(round.pk) is not None:
+        _HELD.slips = (_HELD.slips or {}) | {pk: c.groups for pk, c in last.items()}
 
 
 def close_bets(round_id: int) -> list[Notice]:
@@ -423,6 +524,8 @@ def close_bets(round_id: int) -> list[Notice]:
 def _close_bets(round: Round) -> list[Notice]:
     if round.phase != Round.Phase.BETTING:
         raise EngineError("bets are already closed", code="bets_closed")
+    # A change of bets waiting to be written would be written after the close (``flush``).
+    assert _held(round.pk) is None or not _pending_bets(), "bets closed with bets unwritten"
     bets = list(round.bets.select_related("station").order_by("station__name", "box", "pk"))
     # The stations' credits, locked: nothing takes money from them until the stakes are in.
     balances = ledger.lock_credits(b.station for b in bets)
@@ -484,7 +587,7 @@ def _refuse_uncovered_bets(
         round.bets.filter(station_id__in=refused).delete()
         if _HELD.bets is not None and _held(round.pk) is not None:
             for station_id in refused:
-                _HELD.bets.pop(station_id, None)
+                _HELD.bets[station_id] = []
         BetSlip.objects.filter(round=round, station_id__in=refused).delete()
     return refused
 
@@ -569,6 +672,7 @@ def expire(round_id: int, step_key: str) -> list[Notice]:
     Idempotent: nothing happens when the round is no longer at that step. While a command
     received before the deadline is still being handled (rounds/receipts.py), the expiry
     waits: it is tried again a moment later."""
+    flush()  # inside a batch: the bets it closes are those written
     with _kept_if_unchanged(), transaction.atomic():
         round = locked_round(round_id)
         if round is None or not step_key or round.step_key != step_key or is_halted(round):
@@ -778,9 +882,12 @@ def correct(
     _CACHE.take(round.pk, round.last_seq)  # the uncorrected engine: obsolete
     row = _append(round, RoundEvent.Kind.CORRECTION, payload)
     live = _own(_live(round, engine, generation=row.seq))
+    games = ledger.games(live.books) if was_settled else {}  # what the meters counted
     moved = ledger.bring_round_to(
         round, live.stations, _money_items(round, engine), live.books, row.seq
     )
+    if was_settled or engine.settled:
+        ledger.count_games(round, live.stations, games, ledger.games(live.books))
     round.phase = engine.phase.value
     if engine.settled:
         if was_settled:  # the results are written again; the window keeps its start
@@ -924,6 +1031,7 @@ def _write(round: Round, live: Live, station: str | None = None) -> None:
     if engine.settled:
         round.settled_at = timezone.now()
         _write_results(round, engine, live.stations)
+        ledger.count_games(round, live.stations, {}, ledger.games(live.books))  # the meters
     if _held(round.pk) is round:
         _HELD.unsaved = True  # saved once for the batch (``flush``)
     else:

@@ -20,7 +20,7 @@ from typing import Any, TypeGuard
 from django.db import transaction
 from django.utils import timezone
 
-from payouts import ledger
+from payouts import ledger, meters
 from payouts.specials import check_placement
 from rounds import disputes, writer
 from rounds.engine import Bet as EngineBet
@@ -30,7 +30,7 @@ from rounds.engine.errors import shown
 from rounds.engine.money import check_stake_limits, fmt
 from rounds.models import Round
 from stations import protection
-from stations.models import BetSlip, Station, StationCommand
+from stations.models import Station, StationCommand
 from stations.recall import station_recall
 from stations.selectors import (
     dealer_history,
@@ -40,7 +40,7 @@ from stations.selectors import (
     table_info,
     valid_stations,
 )
-from stations.services import cash_in
+from stations.services import cash_in, tip
 from tablehub import broadcast
 
 MAX_CLIENT_ID = 64
@@ -86,17 +86,23 @@ def handle_batch(messages: list[Received]) -> list[dict[str, Any]]:
     # One transaction for the commands, their effects and their stored replies: a process that
     # dies half-way leaves nothing, and the stations' resends run them afresh.
     stations = [station for station, _message, _at in messages]
-    with writer.holding_the_table(table_ids.pop()), protection.reads_kept(stations):
+    table_id = table_ids.pop()
+    # The meters' changes of the batch are written once, at its end (payouts/meters.py).
+    with (
+        writer.holding_the_table(table_id),
+        protection.reads_kept(stations),
+        meters.batched(),
+    ):
         # The session check (tablehub/session_guard.py) of every message, in one query.
         valid = valid_stations({station.pk: station.credential for station, _m, _at in messages})
         # A bet's credits are read under its station's lock: the betting stations' locks
         # taken once for the batch, outside any message's savepoint (its rollback would
         # release them), before their credits are read.
-        ledger.lock_stations(
-            station
-            for station, message, _at in messages
-            if station.pk in valid and message.get("type") in BETS
-        )
+        betting = [
+            s for s, message, _at in messages if s.pk in valid and message.get("type") in BETS
+        ]
+        ledger.lock_stations(betting)
+        writer.expect_bets(station.pk for station in betting)  # their slips read together
         answered = _answered(messages)
         new: dict[tuple[int, str], StationCommand] = {}
         applied: list[tuple[int, Station, Applied]] = []  # replies to build once all are in
@@ -119,13 +125,18 @@ def handle_batch(messages: list[Received]) -> list[dict[str, Any]]:
                 replies.append(_stored(station, client_id, answered[key]))
                 continue
             kind = message.get("type")
-            if kind != "decide":
-                # A decision's event waits to be inserted with the batch's others; anything
-                # else may read the log or the round's row, so it finds both written.
+            if kind != "decide" and kind not in BETS:
+                # A decision's event and a bet's slip wait to be written with the batch's
+                # others; anything else may read the log, the round's row or the bets, so it
+                # finds them written (a late bet's expiry flushes them itself).
                 writer.flush()
             if kind not in BETS:
                 protection.forget_reads()  # it may change a session, a break or credits
+            before = _round_mark(table_id)
             outcome = _answer(station, message, at, client_id)
+            if kind in BETS and _round_mark(table_id) != before:
+                # A late bet's expiry closed the bets: the stakes left the credits.
+                protection.forget_reads()
             if isinstance(outcome, Applied):
                 applied.append((len(replies), station, outcome))
                 outcome_reply: dict[str, Any] = {}
@@ -145,6 +156,12 @@ def handle_batch(messages: list[Received]) -> list[dict[str, Any]]:
         # then this whole transaction is undone, and the resend is answered from its reply.
         StationCommand.objects.bulk_create(new.values())
     return replies
+
+
+def _round_mark(table_id: int) -> tuple[int, str, int] | None:
+    """What a change of the table's open round (its events, its phase) changes."""
+    round = writer.current_round(table_id)
+    return None if round is None else (round.pk, round.phase, round.last_seq)
 
 
 def _answered(messages: list[Received]) -> dict[tuple[int, str], Any]:
@@ -245,17 +262,13 @@ def _write_slip(station: Station, round: Round, change) -> None:
         # The credits are read under the station's lock: a cash-out is before us, or after.
         ledger.lock_stations([station])
         # No other writer can make this slip meanwhile: the round's lock is ours.
-        slip = BetSlip.objects.filter(round=round, station=station).first()
-        if slip is None:
-            slip = BetSlip(round=round, station=station)
-        groups = change(list(slip.groups), round)
+        slip = writer.bet_slip(round, station)
+        groups = change(list(slip), round)
         totals = _totals(groups)
         _check_bets(station, round, totals)
-        before = sum(_totals(slip.groups).values(), Decimal(0))
+        before = sum(_totals(slip).values(), Decimal(0))
         protection.check_stakes(station, before, sum(totals.values(), Decimal(0)))
-        slip.groups = groups
-        slip.save()
-        writer.set_bets(round, station, totals)
+        writer.set_bets(round, station, groups, totals)
         # The croupier tablet shows who is betting; bets are private, so it is only told
         # that they changed and reads its own state.
         table_id = round.table_id
@@ -525,6 +538,12 @@ def _cash_out(station: Station, message: dict[str, Any], at: datetime) -> dict[s
     return {"receipt": receipt}
 
 
+def _tip(station: Station, message: dict[str, Any], at: datetime) -> None:
+    """A tip to the dealer from the credits, where the jurisdiction allows it
+    (stations/services.py)."""
+    tip(station, money_string(message.get("amount"), "amount"), key=message["client_id"])
+
+
 def _set_limits(station: Station, message: dict[str, Any], at: datetime) -> None:
     """The player's limits for the session (stations/protection.py): ``loss_limit`` and
     ``stake_limit`` money strings, ``time_limit`` whole minutes; null removes one."""
@@ -624,6 +643,7 @@ HANDLERS: dict[str, Callable[[Station, dict[str, Any], datetime], dict[str, Any]
     "dispute": _dispute,
     "cash_in": _cash_in,
     "cash_out": _cash_out,
+    "tip": _tip,
     "set_limits": _set_limits,
     "reality_check": _reality_check,
     "take_break": _take_break,
@@ -658,13 +678,14 @@ def station_states(stations: Sequence[Station], full: bool = True) -> list[dict[
         return []
     table = stations[0].table
     round = open_round(stations[0]) or table.rounds.order_by("-pk").first()
-    standings = protection.standings(stations)  # credits, sessions and breaks together
+    standings = protection.current_standings(stations)  # credits, sessions, breaks together
     now = timezone.now().isoformat()
     cards = 0
     views: dict[str, dict[str, Any]] = {}
     if round is not None and writer.bets_closed(round):  # the engine knows the round
         names = [station.name for station in stations]
         cards, views = writer.read(round.pk, lambda engine: _views(engine, names))
+    bets = writer.stations_bets(round, [station.pk for station in stations]) if round else {}
     states = []
     for station in stations:
         state: dict[str, Any] = {
@@ -698,8 +719,7 @@ def station_states(stations: Sequence[Station], full: bool = True) -> list[dict[
             "halted": writer.is_halted(round),
         }
         state["bets"] = [
-            {"box": b.box, "bet": b.code, "stake": fmt(b.stake)}
-            for b in writer.station_bets(round, station.pk)
+            {"box": b.box, "bet": b.code, "stake": fmt(b.stake)} for b in bets[station.pk]
         ]
         if station.name in views:
             state["table"] = views[station.name]

@@ -219,6 +219,15 @@ def standing(station: Station) -> Standing:
     return _KEPT.kept[station.pk]
 
 
+def current_standings(stations: Sequence[Station]) -> dict[int, Standing]:
+    """``standings`` of ``stations``: inside ``reads_kept``, those read for the batch's bets
+    when the batch still holds them (only bets since, which change none), else read now."""
+    kept = _KEPT.kept
+    if kept is not None and all(station.pk in kept for station in stations):
+        return {station.pk: kept[station.pk] for station in stations}
+    return standings(stations)
+
+
 def _session_state(
     station: Station, session: PlayerSession, money: ledger.SessionMoney, most: Maxima
 ) -> dict[str, Any]:

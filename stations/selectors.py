@@ -12,7 +12,6 @@ from collections import defaultdict
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
-from django.core.cache import cache
 from django.db.models import Sum
 
 from payouts.max_win import max_wins
@@ -22,8 +21,7 @@ from rounds import writer
 from rounds.engine import EngineError
 from rounds.engine.money import ZERO, fmt
 from rounds.models import Round
-from rounds.replay import rebuild
-from rounds.selectors import dealer_outcome_key
+from rounds.selectors import dealer_outcomes
 from stations.models import Station
 from tablehub.models import Table, TableConfig
 
@@ -49,6 +47,8 @@ def table_info(table: Table, config: TableConfig) -> dict[str, Any]:
         "table": table.name,
         "mode": table.mode,
         "currency": table.currency,
+        # a station may tip the dealer (docs/protocol.md, ``tip``)
+        "tips": table.mode == Table.Mode.DEALER and table.jurisdiction.tips_allowed,
         "boxes": table.boxes,
         "chips": [fmt(chip) for chip in map(_decimal, config.chips) if chip and chip > 0],
         "special_bets": config.offered_special_bets(),
@@ -190,26 +190,10 @@ def dealer_history(table: Table, limit: int = HISTORY) -> list[dict[str, Any]]:
         .select_related("config", "table")
         .order_by("-pk")[:limit]
     )
-    keys = {r.pk: dealer_outcome_key(r) for r in rounds}
-    cached = cache.get_many([k for k in keys.values() if k])
-    history = []
-    fresh = {}
-    for round in rounds:
-        key = keys[round.pk]
-        outcome = cached.get(key) if key else None
-        if outcome is None:
-            try:
-                dealer = rebuild(round).dealer_outcome()
-            except EngineError:  # a round without a log to replay: nothing to show
-                continue
-            outcome = {"total": dealer["total"], "bust": dealer["bust"]}
-            outcome["blackjack"] = dealer["blackjack"]
-            if key:
-                fresh[key] = outcome
-        history.append({"round": round.pk, "number": round.number, **outcome})
-    if fresh:
-        cache.set_many(fresh, timeout=None)
-    return history
+    outcomes = dealer_outcomes(rounds)
+    return [
+        {"round": r.pk, "number": r.number, **outcomes[r.pk]} for r in rounds if r.pk in outcomes
+    ]
 
 
 def dealer_stats(history: list[dict[str, Any]]) -> dict[str, Any]:

@@ -31,7 +31,15 @@ from payouts.specials.defaults import default_paytable_rows as default_paytables
 from rounds.engine import RuleSet
 from rounds.engine.rules import AUTO_STAND, BLACKJACK_PAYS, DOUBLE_ON, TIMEOUT_ACTIONS
 from tablehub.configuration import check_config, check_tables_under, save_version
-from tablehub.models import InstallCheck, Jurisdiction, Report, Shoe, Table, TableConfig
+from tablehub.models import (
+    DealerReport,
+    InstallCheck,
+    Jurisdiction,
+    Report,
+    Shoe,
+    Table,
+    TableConfig,
+)
 from tablehub.program import check_lines
 from tablehub.read_only_admin import ReadOnlyAdmin
 
@@ -138,6 +146,7 @@ class JurisdictionAdmin(SimpleHistoryAdmin):
                 )
             },
         ),
+        ("Statistics per dealer", {"fields": ("dealer_z_threshold", "dealer_p_threshold")}),
     )
 
 
@@ -671,3 +680,54 @@ class InstallCheckAdmin(ReadOnlyAdmin):
     @admin.display(description="found")
     def found(self, obj: InstallCheck) -> str:
         return "; ".join(check_lines(obj)) or "every file verifies"
+
+
+@admin.register(DealerReport)
+class DealerReportAdmin(ReadOnlyAdmin):
+    """The statistics per dealer and shift that ``manage.py dealer_report`` kept
+    (payouts/dealer_stats.py): read only, outliers first to find (filter and column)."""
+
+    list_display = (
+        "start",
+        "end",
+        "shift",
+        "table",
+        "dealer",
+        "hands",
+        "bust_rate",
+        "dealer_blackjacks",
+        "chi_square",
+        "p_value",
+        "hold_z",
+        "outlier",
+        "flag_list",
+    )
+    list_filter = ("outlier", "shift", "table", "dealer")
+    list_select_related = ("table", "dealer")
+    date_hierarchy = "start"
+    fields = (
+        "dealer",
+        "table",
+        "shift",
+        "start",
+        "end",
+        "hands",
+        "dealer_busts",
+        "dealer_blackjacks",
+        "chi_square",
+        "p_value",
+        "hold_z",
+        "outlier",
+        "flags",
+        "result",
+        "created_at",
+    )
+    readonly_fields = fields
+
+    @admin.display(description="bust rate")
+    def bust_rate(self, obj: DealerReport) -> str:
+        return f"{100 * obj.dealer_busts / obj.hands:.2f} %" if obj.hands else "-"
+
+    @admin.display(description="beyond the thresholds")
+    def flag_list(self, obj: DealerReport) -> str:
+        return ", ".join(obj.flags) or "-"

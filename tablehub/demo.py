@@ -68,6 +68,9 @@ def ensure_demo_table(
         jurisdiction.disputes_allowed = True
         jurisdiction.dispute_window_seconds = DEMO_DISPUTE_WINDOW_SECONDS
         jurisdiction.save(update_fields=["disputes_allowed", "dispute_window_seconds"])
+    if not jurisdiction.tips_allowed:  # the demo lets a station tip the dealer (seed 001 §4.1)
+        jurisdiction.tips_allowed = True
+        jurisdiction.save(update_fields=["tips_allowed"])
     table, created = Table.objects.get_or_create(
         name=name, defaults={"jurisdiction": jurisdiction, "boxes": 3, "mode": mode}
     )

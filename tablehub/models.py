@@ -133,6 +133,10 @@ class Jurisdiction(models.Model):
         help_text="player protection: what a station's unanswered play decision gets (basic "
         "strategy: the main game's par-sheet chart; recall shows such steps as automatic)",
     )
+    tips_allowed = models.BooleanField(
+        default=False,
+        help_text="a station may tip the dealer from its credits (to the table's tip account)",
+    )
     idle_minutes = models.PositiveIntegerField(
         null=True,
         blank=True,
@@ -147,6 +151,22 @@ class Jurisdiction(models.Model):
         default=False,
         help_text="tables open only while the last program authentication (verify_install) "
         "verified",
+    )
+    dealer_z_threshold = models.DecimalField(
+        max_digits=4,
+        decimal_places=2,
+        default=Decimal("3"),
+        validators=[MinValueValidator(Decimal("1"))],
+        help_text="statistics per dealer: a hold more standard deviations than this from the "
+        "par sheets' is an outlier (docs/integrity.md)",
+    )
+    dealer_p_threshold = models.DecimalField(
+        max_digits=7,
+        decimal_places=6,
+        default=Decimal("0.001"),
+        validators=[MinValueValidator(Decimal("0.000001")), MaxValueValidator(Decimal("0.5"))],
+        help_text="statistics per dealer: rank frequencies whose chi-square p-value is below "
+        "this are an outlier (docs/integrity.md)",
     )
     history = HistoricalRecords()
 
@@ -220,7 +240,16 @@ class Table(models.Model):
         related_name="tables",
         help_text="dealers and supervisors who work this table (they see its status)",
     )
-    history = HistoricalRecords(excluded_fields=["reader_key"])
+    dealer = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+        editable=False,
+        help_text="the dealer on duty (croupier/dealers.py): each new round records them",
+    )
+    history = HistoricalRecords(excluded_fields=["reader_key", "dealer"])
 
     class Meta:
         permissions = [("view_reports", "Can view and export table reports")]
@@ -369,6 +398,42 @@ class Report(models.Model):
 
     def __str__(self) -> str:
         return f"{self.table} report {self.start:%Y-%m-%d %H:%M} to {self.end:%Y-%m-%d %H:%M}"
+
+
+class DealerReport(models.Model):
+    """The statistics of one dealer at one table over a shift (payouts/dealer_stats.py), as
+    ``manage.py dealer_report`` kept them: the admin lists them, outliers flagged."""
+
+    dealer = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    table = models.ForeignKey(Table, on_delete=models.PROTECT, related_name="+")
+    shift = models.CharField(max_length=40, blank=True, help_text="empty: a range of dates")
+    start = models.DateTimeField()
+    end = models.DateTimeField()
+    hands = models.PositiveIntegerField(help_text="rounds the dealer dealt to their settlement")
+    dealer_busts = models.PositiveIntegerField()
+    dealer_blackjacks = models.PositiveIntegerField()
+    chi_square = models.FloatField(help_text="of the rank frequencies (12 degrees of freedom)")
+    p_value = models.FloatField()
+    hold_z = models.FloatField(
+        null=True, blank=True, help_text="the hold's standard deviations from the par sheets'"
+    )
+    outlier = models.BooleanField(help_text="beyond a threshold of the table's jurisdiction")
+    flags = models.JSONField(default=list, help_text="which figures are beyond: hold, ranks")
+    result = models.JSONField(help_text="the report's row as the command printed it")
+    created_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["-start", "table", "dealer"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["dealer", "table", "start", "end"], name="one_dealer_report_per_range"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.table} dealer {self.dealer_id} {self.start:%Y-%m-%d %H:%M}"
 
 
 # The audit history of the models of other apps, kept without changing those apps' models:

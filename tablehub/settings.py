@@ -13,6 +13,7 @@ from the environment:
   "Settings").
 """
 
+import json
 import os
 import secrets
 from decimal import Decimal
@@ -174,6 +175,16 @@ AXES_RESET_ON_SUCCESS = True
 # A configuration saved in the admin or the API has its main-game par sheet computed in the
 # background (payouts/rtp.py), so the admin shows its return without waiting.
 TABLEHUB_WARM_PARSHEETS = env_bool("TABLEHUB_WARM_PARSHEETS", True)
+
+# The casino's shifts for the statistics per dealer (payouts/dealer_stats.py,
+# docs/integrity.md): name -> [start, end] as "HH:MM" in TIME_ZONE; a shift whose end is not
+# after its start ends the next day. The environment may give them as JSON.
+TABLEHUB_SHIFTS = json.loads(
+    os.environ.get(
+        "TABLEHUB_SHIFTS",
+        '{"day": ["06:00", "14:00"], "swing": ["14:00", "22:00"], "night": ["22:00", "06:00"]}',
+    )
+)
 
 # The most money one cash-in may bring and one station's balance may hold after a cash-in
 # (docs/operations.md, "Money limits and house losses"): above them a cash-in is refused

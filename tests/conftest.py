@@ -186,6 +186,17 @@ def _no_failed_attempts_from_earlier_tests(settings):
 
 
 @pytest.fixture(autouse=True)
+def _no_cached_engines_from_earlier_tests():
+    """The writer keeps the engines of the rounds it wrote (rounds/writer.py): a test's
+    database is new, but SQLite gives its rounds the ids of an earlier test's, whose engines
+    must not be taken for theirs."""
+    from rounds import writer
+
+    yield
+    writer.forget_cached_engines()
+
+
+@pytest.fixture(autouse=True)
 def _timers_fired_by_the_test(settings):
     """Unit tests fire round expiries themselves; the end-to-end tests start real servers."""
     settings.TABLEHUB_TIMERS = "none"

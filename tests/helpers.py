@@ -24,6 +24,8 @@ STAFF_ROLES = (roles.FLOOR_MANAGER, roles.AUDITOR)  # the roles that use the adm
 ROLE_MIGRATIONS = (
     "tablehub.migrations.0008_role_permissions",
     "tablehub.migrations.0018_read_protection_and_integrity_logs",
+    "tablehub.migrations.0020_read_dealer_statistics",
+    "tablehub.migrations.0022_read_meters",
 )
 
 

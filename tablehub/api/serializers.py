@@ -160,6 +160,41 @@ class LedgerEntrySerializer(serializers.Serializer):
     created_at = serializers.DateTimeField()
 
 
+def _meter_money(help_text: str) -> serializers.DecimalField:
+    return serializers.DecimalField(
+        max_digits=18, decimal_places=2, coerce_to_string=True, help_text=help_text
+    )
+
+
+class MetersSerializer(serializers.Serializer):
+    """Soft meters (payouts/meters.py; docs/integrity.md, "Meters"): what the ledger moved,
+    counted up since the first movement."""
+
+    total_wagered = _meter_money("the stakes")
+    total_won = _meter_money("the returns (stake and win), less those a void took back")
+    games_played = serializers.IntegerField(help_text="settled rounds with a stake")
+    games_won = serializers.IntegerField(help_text="settled rounds that returned more than staked")
+    cash_in = _meter_money("the cash-ins")
+    cash_out = _meter_money("the cash-outs")
+    voided_stakes = _meter_money("the stakes voids gave back")
+    tips = _meter_money("the tips to the dealer")
+    house_losses = _meter_money("what voids and corrections took back beyond the credits")
+
+
+class StationMetersSerializer(MetersSerializer):
+    station = serializers.IntegerField()
+    name = serializers.CharField()
+    table = serializers.IntegerField()
+
+
+class TableMetersSerializer(MetersSerializer):
+    """A table's meters (the sums of its stations') and each station's."""
+
+    table = serializers.IntegerField()
+    name = serializers.CharField()
+    stations = StationMetersSerializer(many=True)
+
+
 class ReportRequestSerializer(serializers.Serializer):
     start = serializers.DateTimeField(help_text="ISO 8601, included")
     end = serializers.DateTimeField(help_text="ISO 8601, excluded")

@@ -37,14 +37,21 @@ urlpatterns = [
         views.ProtectionReport.as_view(),
         name="api-protection-report",
     ),
+    path("tables/<int:table_id>/meters/", views.TableMeters.as_view(), name="api-table-meters"),
     path("tables/<int:table_id>/reports/", views.ReportJobs.as_view(), name="api-report-jobs"),
     path("reports/<int:report_id>/", views.ReportJob.as_view(), name="api-report-job"),
+    path("dealer-report/", views.DealerStatistics.as_view(), name="api-dealer-report"),
     path("rounds/<int:round_id>/", views.RoundRecall.as_view(), name="api-round"),
     path("stations/", views.StationList.as_view(), name="api-stations"),
     path(
         "stations/<int:station_id>/rounds/",
         views.StationRounds.as_view(),
         name="api-station-rounds",
+    ),
+    path(
+        "stations/<int:station_id>/meters/",
+        views.StationMeters.as_view(),
+        name="api-station-meters",
     ),
     path(
         "stations/<int:station_id>/ledger/",

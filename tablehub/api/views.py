@@ -3,10 +3,11 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, date, datetime, timedelta
 from decimal import Decimal
 from typing import Any, TypeVar
 
+from django.contrib.auth import get_user_model
 from django.db import transaction
 from django.db.models import Model, QuerySet, Sum
 from django.utils import timezone
@@ -28,6 +29,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from payouts import dealer_stats, meters
 from payouts.models import LedgerEntry
 from payouts.reports import report_csv, table_report
 from payouts.rtp import main_sheet, special_sheet
@@ -482,6 +484,32 @@ class StationLedger(Base):
         return response
 
 
+# --- meters -------------------------------------------------------------------------------
+
+
+class StationMeters(Base):
+    permission_classes = [needs("payouts.view_stationmeter", "stations.view_station")]
+
+    @extend_schema(responses={200: s.StationMetersSerializer, **ERRORS})
+    def get(self, request, station_id: int):
+        """A station's soft meters, kept with the ledger (docs/integrity.md, "Meters")."""
+        station = get_or_404(Station.objects.all(), station_id, "station")
+        return Response(s.StationMetersSerializer(meters.of_station(station)).data)
+
+
+class TableMeters(Base):
+    permission_classes = [
+        needs("payouts.view_tablemeter", "payouts.view_stationmeter", "tablehub.view_table")
+    ]
+
+    @extend_schema(responses={200: s.TableMetersSerializer, **ERRORS})
+    def get(self, request, table_id: int):
+        """A table's soft meters (the sums of its stations') and each station's, by name
+        (docs/integrity.md, "Meters")."""
+        table = get_or_404(Table.objects.all(), table_id, "table")
+        return Response(s.TableMetersSerializer(meters.of_table(table)).data)
+
+
 # --- par sheets ---------------------------------------------------------------------------
 
 VERSION = OpenApiParameter(
@@ -570,6 +598,57 @@ class ProtectionReport(Base):
             request.query_params.get("start"), request.query_params.get("end"), SYNC_REPORT_DAYS
         )
         return Response(protection.report(table.pk, start, end))
+
+
+class DealerStatistics(Base):
+    permission_classes = [needs("tablehub.view_dealerreport")]
+
+    @extend_schema(
+        parameters=[
+            OpenApiParameter("start", OpenApiTypes.DATETIME, description="with end"),
+            OpenApiParameter("end", OpenApiTypes.DATETIME, description="with start, excluded"),
+            OpenApiParameter("shift", str, description="instead of start and end: a shift"),
+            OpenApiParameter("date", OpenApiTypes.DATE, description="the shift's day"),
+            OpenApiParameter("dealer", str, description="one dealer's username"),
+            OpenApiParameter("table", int, description="one table's id"),
+        ],
+        responses={200: OpenApiTypes.OBJECT, **ERRORS},
+    )
+    def get(self, request):
+        """Statistics per dealer and table over a shift (``shift`` and ``date``, the shifts of
+        TABLEHUB_SHIFTS) or [start, end), at most 31 days (payouts/dealer_stats.py,
+        docs/integrity.md): hands, dealer busts and blackjacks, the rank frequencies' chi-square
+        and p-value, the hold against the par sheets in standard deviations, outlier flags."""
+        params = request.query_params
+        shift = params.get("shift")
+        if shift:
+            day_text = params.get("date")
+            try:
+                day = date.fromisoformat(day_text) if day_text else timezone.localdate()
+            except ValueError:
+                message = f"date must be a date such as 2025-01-28, got {day_text!r}"
+                raise BadRequest(message) from None
+            try:
+                start, end = dealer_stats.shift_range(shift, day)
+            except dealer_stats.UnknownShift as exc:
+                raise BadRequest(str(exc)) from None
+        else:
+            start, end = parse_range(params.get("start"), params.get("end"), SYNC_REPORT_DAYS)
+        dealers = tables = None
+        if params.get("dealer"):
+            if "\x00" in params["dealer"]:  # PostgreSQL takes no NUL in a text
+                raise BadRequest("dealer must be a username")
+            users = get_user_model().objects.filter(username=params["dealer"])
+            dealers = list(users.values_list("pk", flat=True))
+            if not dealers:
+                raise NotFound("no such dealer")
+        if params.get("table"):
+            table_id = whole_number(params["table"])
+            if table_id is None:
+                raise BadRequest(f"table must be a table's id, got {params['table']!r}")
+            tables = [get_or_404(Table.objects.all(), table_id, "table").pk]
+        report = dealer_stats.dealer_report(start, end, dealers, tables)
+        return Response({"shift": shift or None, **report})
 
 
 def _csv_response(report: dict, table: Table, start: datetime) -> Response:

@@ -48,6 +48,8 @@ def jurisdiction_form(wa, **changes):
         "stale_game_hours": str(wa.stale_game_hours),
         "abandoned_hands": wa.abandoned_hands,
         "recall_games": str(wa.recall_games),
+        "dealer_z_threshold": str(wa.dealer_z_threshold),
+        "dealer_p_threshold": str(wa.dealer_p_threshold),
     }
     for optional in (
         "max_stake_per_round",

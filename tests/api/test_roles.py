@@ -31,6 +31,8 @@ READ_URLS = [
     "/api/stations/",
     "/api/stations/{s1}/rounds/",
     "/api/stations/{s1}/ledger/",
+    "/api/stations/{s1}/meters/",
+    "/api/tables/{t1}/meters/",
     "/api/jurisdictions/",
 ]
 

@@ -2,7 +2,7 @@
 logs in, opens the table, closes bets on a station's bet and deals a whole round from the
 virtual shoe (stacked, so the round is always the same), reading the prompts and the list
 of cards on the page; a supervisor voids a round from the dialog; a dealer never reaches
-the admin.
+the admin; the tablet shows a station's tip.
 
 Controls are found by role and accessible name; waits are Playwright's own (expect retries
 until its timeout); nothing sleeps.
@@ -165,3 +165,13 @@ def test_a_dealer_cannot_reach_the_admin(server, demo, station_page):
     expect(page.get_by_role("heading", name="Tables")).to_be_visible()
     page.goto(f"{server}/admin/")
     expect(page).to_have_url(re.compile(r"/admin/login/\?next=/admin/$"))
+
+
+def test_the_tablet_shows_a_stations_tip(server, demo, station_page):
+    page = station_page(TABLET)
+    open_tablet(page, server, demo)
+    expect(page.locator("#prompt")).to_have_text("open bets")  # connected, with its state
+    station_says(demo, "cash", type="cash_in", amount="20")
+    station = station_says(demo, "tip", type="tip", amount="2.50")  # the demo allows tips
+    expect(page.locator("#command-status")).to_have_text("Station s1 tipped the dealer 2.50 USD")
+    assert ledger.balance(station) == Decimal("17.50")

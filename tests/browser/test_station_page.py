@@ -1,6 +1,7 @@
 """The reference station page in Chromium against the real server: it joins with the
 credential from the URL fragment, cashes in, bets, and plays a round whose cards the test
-scans like the card reader would (chosen cards, so the round is always the same).
+scans like the card reader would (chosen cards, so the round is always the same); it tips
+the dealer where the jurisdiction allows it.
 
 Controls are found by role and accessible name, so the names are checked too. Waits are
 Playwright's own (expect retries until its timeout); nothing sleeps.
@@ -16,6 +17,7 @@ from django.core.cache import cache
 from croupier.services import current_shoe, scan
 from rounds import writer
 from stations.services import cash_in
+from tablehub.models import Jurisdiction
 from tests.browser.conftest import button, screenshot
 
 expect = pytest.importorskip("playwright.sync_api").expect
@@ -244,3 +246,28 @@ def test_insurance_and_a_big_win_at_an_open_table(server, demo, station_page):
     expect(page.get_by_role("button", name="Box 2 main bet")).to_be_enabled()
     screenshot(page, "station-s1-big-win-portrait")
     assert errors == []
+
+
+def test_a_station_tips_the_dealer_where_the_jurisdiction_allows_it(server, demo, station_page):
+    page = station_page()
+    errors = watch_errors(page)
+    page.goto(url(server, demo, fragment=f"#credential={demo.station_credentials['s1']}"))
+    expect(page.locator("#connection")).to_have_text("Connected")
+    page.get_by_label("Cash-in amount").fill("25")
+    button(page, "Cash in").click()
+    expect(page.locator("#credits")).to_have_text("$25.00")
+    page.get_by_label("Tip for the dealer").fill("30")  # more than the credits
+    button(page, "Tip the dealer").click()
+    expect(page.get_by_role("status")).to_have_text("Not enough credits for that.")
+    page.get_by_label("Tip for the dealer").fill("2.50")
+    button(page, "Tip the dealer").click()
+    expect(page.get_by_role("status")).to_have_text("You tipped the dealer $2.50. Thank you!")
+    expect(page.locator("#credits")).to_have_text("$22.50")
+    assert errors == []
+
+    Jurisdiction.objects.filter(pk=demo.table.jurisdiction_id).update(tips_allowed=False)
+    again = station_page()  # a new join: the table's set-up says tips are off
+    again.goto(url(server, demo, fragment=f"#credential={demo.station_credentials['s1']}"))
+    expect(again.locator("#connection")).to_have_text("Connected")
+    expect(again.locator("#credits")).to_have_text("$22.50")
+    expect(again.get_by_label("Tip for the dealer")).to_be_hidden()

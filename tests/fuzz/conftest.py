@@ -61,7 +61,9 @@ def no_rate_limit(settings):
 
 @pytest.fixture
 def world(transactional_db, _quick):
-    jurisdiction = Jurisdiction.objects.create(code="fuzz", name="Fuzz", max_decision_seconds=3600)
+    jurisdiction = Jurisdiction.objects.create(
+        code="fuzz", name="Fuzz", max_decision_seconds=3600, tips_allowed=True
+    )
     table = make_table("t1", "reader-secret", {"s1": "s1-secret", "s2": "s2-secret"}, jurisdiction)
     other = make_table("t2", "other-reader", {"s1": "t2-s1-secret"}, jurisdiction)
     for username, role in (("dealer", roles.DEALER), ("boss", roles.SUPERVISOR), ("guest", None)):

@@ -196,7 +196,8 @@ STATION_TYPES = weighted(
     st.sampled_from(
         [
             "place", "place", "place", "place_many", "undo", "clear", "double_bets", "rebet",
-            "repeat_last", "bet_all", "let_it_play", "decide", "cash_in", "cash_out", "state",
+            "repeat_last", "bet_all", "let_it_play", "decide", "cash_in", "cash_out", "tip",
+            "state",
         ]
     ),
     st.one_of(st.sampled_from(["join", "Place", "hello"]), text(10), JUNK),

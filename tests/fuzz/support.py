@@ -22,7 +22,7 @@ from django.contrib.auth.models import User
 from django.db.models import Sum
 from django.test import Client
 
-from payouts.models import LedgerEntry
+from payouts.models import LedgerEntry, StationMeter, TableMeter
 from payouts.specials.defaults import default_paytable_rows
 from rounds.engine import RuleSet
 from rounds.models import Bet, Hand, Round, RoundEvent
@@ -144,6 +144,10 @@ def snapshot() -> dict:
             Shoe.objects.order_by("pk").values_list("pk", "reader_seq", "cards_drawn", "closed_at")
         ),
         "open": list(Table.objects.order_by("pk").values_list("pk", "is_open")),
+        "meters": [
+            list(StationMeter.objects.order_by("pk").values()),
+            list(TableMeter.objects.order_by("pk").values()),
+        ],
     }
 
 

@@ -5,6 +5,7 @@ whole costs no other message its answer."""
 
 import asyncio
 import json
+from datetime import datetime, timedelta
 from decimal import Decimal
 
 import pytest
@@ -14,6 +15,7 @@ from django.db import connection, connections
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
+from payouts import ledger
 from rounds import writer
 from rounds.models import RoundEvent
 from stations import batches, commands
@@ -218,3 +220,80 @@ def test_a_client_id_of_any_json_type_is_refused_alone_in_its_batch(table):
     assert [r["error"]["code"] for r in results[:2]] == ["bad_message", "bad_message"]
     assert list(round.bets.values_list("station__name", "stake")) == [("s00", Decimal("10.00"))]
     assert list(StationCommand.objects.values_list("client_id", flat=True)) == ["c"]
+
+
+async def _bets(sent: list[tuple[Station, dict, datetime]]) -> list[batches.Message]:
+    """Batch messages of any kind, each with its own receipt time."""
+    return [batches.Message(s, content, at) for s, content, at in sent]
+
+
+def _place(client_id: str, amount: str) -> dict:
+    return {"type": "place", "box": 1, "bet": "main", "amount": amount, "client_id": client_id}
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_batch_of_bets_writes_each_stations_last_bets_together_and_nothing_refused(table):
+    """The bets of a batch wait in memory and are written at its end: one insert of slips and
+    one of Bet rows for the whole batch, each station's last bets, nothing of a refused one
+    (its savepoint drops it) and the replies as the commit leaves the bets."""
+    round = writer.open_round(table)
+    s00, s01, s02 = Station.objects.filter(table=table).order_by("name")[:3]
+    now = timezone.now()
+    sent = [
+        (s00, _place("a", "10.00"), now),
+        (s01, _place("b", "150.00"), now),  # refused: the credits are 100.00
+        (s00, _place("c", "5.00"), now),
+        (s02, _place("d", "20.00"), now),
+        (s02, {"type": "undo", "client_id": "e"}, now),
+        (s01, _place("f", "30.00"), now),
+    ]
+    with CaptureQueriesContext(connection) as captured:
+        results = batches.write(asyncio.run(_bets(sent)))
+    assert [r["ok"] for r in results] == [True, False, True, True, True, True]
+    assert results[1]["error"]["code"] == "insufficient_credits"
+    inserts = [q["sql"] for q in captured.captured_queries if q["sql"].startswith("INSERT INTO")]
+    assert sum('"rounds_bet"' in sql for sql in inserts) == 1
+    assert sum('"stations_betslip"' in sql for sql in inserts) == 1
+    bets = round.bets.order_by("station__name").values_list("station__name", "box", "code", "stake")
+    assert list(bets) == [
+        ("s00", 1, "main", Decimal("15.00")),
+        ("s01", 1, "main", Decimal("30.00")),
+    ]
+    slips = dict(round.slips.values_list("station__name", "groups"))
+    assert slips == {
+        "s00": [
+            [{"box": 1, "bet": "main", "amount": "10.00"}],
+            [{"box": 1, "bet": "main", "amount": "5.00"}],
+        ],
+        "s01": [[{"box": 1, "bet": "main", "amount": "30.00"}]],
+        "s02": [],
+    }
+    assert results[2]["state"]["bets"] == [{"box": 1, "bet": "main", "stake": "15.00"}]
+    assert results[4]["state"]["bets"] == []
+    assert results[5]["state"]["bets"] == [{"box": 1, "bet": "main", "stake": "30.00"}]
+    # A later batch reads the slips written: undo takes back s00's last chip.
+    again = batches.write(asyncio.run(_bets([(s00, {"type": "undo", "client_id": "g"}, now)])))
+    assert again[0]["state"]["bets"] == [{"box": 1, "bet": "main", "stake": "10.00"}]
+    assert list(round.bets.values_list("station__name", "stake")) == [
+        ("s01", Decimal("30.00")),
+        ("s00", Decimal("10.00")),
+    ]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_late_bet_in_a_batch_closes_bets_on_the_bets_before_it(table):
+    """A bet received after the betting deadline applies the expiry first: the bets of the
+    batch before it are written, closed and staked; the late one is refused."""
+    round = writer.open_round(table)
+    assert round.deadline is not None
+    s00, s01 = Station.objects.filter(table=table).order_by("name")[:2]
+    late = round.deadline + timedelta(seconds=1)
+    sent = [(s00, _place("a", "10.00"), timezone.now()), (s01, _place("b", "10.00"), late)]
+    results = batches.write(asyncio.run(_bets(sent)))
+    assert results[0]["ok"]
+    assert not results[1]["ok"] and results[1]["error"]["code"] == "bets_closed"
+    round.refresh_from_db()
+    assert round.phase != "betting"
+    assert list(round.bets.values_list("station__name", "stake")) == [("s00", Decimal("10.00"))]
+    credits = {s.name: ledger.balance(s) for s in (s00, s01)}
+    assert credits == {"s00": Decimal("90.00"), "s01": Decimal("100.00")}

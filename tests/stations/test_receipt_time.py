@@ -138,10 +138,11 @@ async def wait_until(moment: datetime) -> None:
 
 @pytest.mark.django_db(transaction=True)
 async def test_answers_received_before_the_deadline_are_applied_however_late(table):
+    # Joined first: the decision's timer starts at the deal (joins on a loaded machine are slow).
+    sockets = [await join(table, f"s{n:02d}") for n in range(STATIONS)]
     round = await database_sync_to_async(deal_to_the_first_decision)(table)
     assert round.deadline is not None
     step_key = round.step_key
-    sockets = [await join(table, f"s{n:02d}") for n in range(STATIONS)]
     held = HeldBack()
     server = await held.hold()
     for n, (ws, _frames) in enumerate(sockets):  # every station answers, all in time

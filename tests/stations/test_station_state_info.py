@@ -107,6 +107,7 @@ def test_info_describes_the_table(table):
         "table_id": station.table_id,
         "table": "Felt 7",
         "mode": "dealer",
+        "tips": False,  # the jurisdiction allows none
         "currency": "EUR",
         "boxes": 3,
         "chips": ["0.50", "1.00", "5.00", "25.00"],

@@ -111,6 +111,10 @@ function onFrame(frame) {
     status(format(gettext("Supervisor alert %(alert)s: %(message)s"), {
       alert: frame.alert, message: frame.message,
     }));
+  } else if (frame.type === "tip") {
+    status(format(gettext("Station %(station)s tipped the dealer %(amount)s %(currency)s"), {
+      station: frame.station, amount: frame.amount, currency: frame.currency,
+    }));
   } else if (frame.type === "event" || frame.type === "changed") {
     const event = frame.type === "event" ? frame.event || {} : {};
     if (event.type === "step") stepAsked[`${frame.round}:${event.step}`] = event.stations_asked;

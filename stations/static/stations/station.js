@@ -644,6 +644,10 @@ function doneText(command) {
       return format(gettext("Cashed in %(amount)s."), { amount: formatMoney(command.amount) });
     case "cash_out":
       return gettext("Cashed out.");
+    case "tip":
+      return format(gettext("You tipped the dealer %(amount)s. Thank you!"), {
+        amount: formatMoney(command.amount),
+      });
     case "decide":
       return "";
     case "dispute":
@@ -674,16 +678,25 @@ function onSpot(box, code) {
   send("place", { box: box, bet: code, amount: selectedChip });
 }
 
-function onCashIn(event) {
+function onAmount(event, inputId, type) {
   event.preventDefault();
-  const input = $("cash-in-amount");
+  const input = $(inputId);
   const amount = input.value.trim().replace(",", ".");
   if (!/^[0-9]+(\.[0-9]{1,2})?$/.test(amount)) {
     showStatus(gettext("Enter an amount such as 50 or 12.50."), true);
     input.focus();
     return;
   }
-  send("cash_in", { amount: amount });
+  send(type, { amount: amount });
+}
+
+function onCashIn(event) {
+  onAmount(event, "cash-in-amount", "cash_in");
+}
+
+// A tip to the dealer, where the table's jurisdiction allows it (info.tips).
+function onTip(event) {
+  onAmount(event, "tip-amount", "tip");
 }
 
 // --- drawing --------------------------------------------------------------------------
@@ -838,6 +851,7 @@ function render() {
   if (state.info) {
     build(state.info);
     $("table-name").textContent = state.info.table;
+    $("tip-form").hidden = !state.info.tips;
     if (state.info !== rulesShown) {
       rulesShown = state.info; // the round's configuration: it may change between rounds
       renderRules($("rules"), state.info, formatMoney, betName);
@@ -1252,6 +1266,7 @@ function start() {
     connect();
   });
   $("cash-in-form").addEventListener("submit", onCashIn);
+  $("tip-form").addEventListener("submit", onTip);
   root.querySelector(".cash-out").addEventListener("click", () => {
     send("cash_out");
   });

@@ -23,6 +23,7 @@ export const PLAYER_ERRORS = {
   insufficient_credits: gettext("Not enough credits for that."),
   amount_too_large: gettext("That is more than one cash-in may bring: please use a smaller amount."),
   balance_limit: gettext("That would take your credits above what a station may hold."),
+  tips_not_allowed: gettext("Tips to the dealer are not possible at this table."),
   invalid: gettext("That is not possible at this table."),
   unknown_bet: gettext("That bet is not part of this game."),
   special_not_offered: gettext("This table does not offer that bet."),
