@@ -13,6 +13,7 @@ from django.contrib.auth.views import LoginView, LogoutView, redirect_to_login
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, render
 from django.urls import reverse
+from django.utils.translation import gettext
 from drf_spectacular.utils import OpenApiExample, OpenApiResponse, extend_schema, inline_serializer
 from rest_framework import serializers
 from rest_framework.permissions import AllowAny
@@ -109,7 +110,12 @@ def tablet(request: HttpRequest, table_id: int) -> HttpResponse:
         "approver": has_role(request.user, APPROVER_ROLES),
         "ranks": [("A", "A"), *((str(n), str(n)) for n in range(2, 10)), ("T", "10")]
         + [("J", "J"), ("Q", "Q"), ("K", "K")],
-        "suits": [("S", "♠ spades"), ("H", "♥ hearts"), ("D", "♦ diamonds"), ("C", "♣ clubs")],
+        "suits": [
+            ("S", "♠ " + gettext("spades")),
+            ("H", "♥ " + gettext("hearts")),
+            ("D", "♦ " + gettext("diamonds")),
+            ("C", "♣ " + gettext("clubs")),
+        ],
     }
     return render(request, "croupier/tablet.html", context)
 

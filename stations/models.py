@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from django.conf import settings
 from django.db import models
 
 from tablehub.tokens import check_token, hash_token
@@ -12,6 +13,13 @@ class Station(models.Model):
     name = models.SlugField(max_length=40)
     credential = models.CharField(max_length=128, help_text="hash of the device credential")
     is_active = models.BooleanField(default=True)
+    language = models.CharField(
+        max_length=8,
+        blank=True,
+        default="",
+        choices=settings.LANGUAGES,
+        help_text="the language of this station's page; empty: the player's browser chooses",
+    )
 
     class Meta:
         constraints = [

@@ -14,6 +14,7 @@ from typing import Any
 
 from django.db.models import Sum
 
+from payouts.max_win import max_wins
 from payouts.models import LedgerEntry
 from payouts.rtp import special_sheet
 from rounds import writer
@@ -61,6 +62,11 @@ def table_info(table: Table, config: TableConfig) -> dict[str, Any]:
         "rules": config.ruleset().to_dict(),
         "paytables": paytables_shown(config),
         "rtp": returns_to_player(config),
+        "max_win": max_wins(
+            config.ruleset(),
+            {"main": config.limit("main"), **config.special_limits()},
+            config.paytables(),
+        ),
     }
 
 

@@ -14,6 +14,7 @@ from django.core.exceptions import ValidationError
 from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 from django.utils import timezone
+from django.utils.translation import gettext_lazy as _
 from simple_history import register
 from simple_history.models import HistoricalRecords
 
@@ -219,8 +220,9 @@ class Table(models.Model):
     )
 
     class Mode(models.TextChoices):
-        DEALER = "dealer", "live dealer (the croupier deals)"
-        VIDEO = "video", "video (the virtual shoe deals by itself)"
+        # labels in the page's language (the croupier's list of tables)
+        DEALER = "dealer", _("live dealer (the croupier deals)")
+        VIDEO = "video", _("video (the virtual shoe deals by itself)")
 
     currency = models.CharField(max_length=3, default="USD")
     mode = models.CharField(max_length=8, choices=Mode.choices, default=Mode.DEALER)

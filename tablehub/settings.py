@@ -122,6 +122,9 @@ MIDDLEWARE = [
     # Daphne serves no files: WhiteNoise serves the pages' CSS and JavaScript.
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
+    # The pages' language from the browser (Accept-Language); a station's own language
+    # setting wins on its page (stations/views.py).
+    "django.middleware.locale.LocaleMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
@@ -328,7 +331,11 @@ AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
 ]
 
-LANGUAGE_CODE = "en-us"
+LANGUAGE_CODE = "en"
+# The station page and the croupier tablet speak these (issue 19, point 6); their catalogs
+# are in stations/locale, croupier/locale and, for the shared templates, tablehub/locale.
+LANGUAGES = [("en", "English"), ("es", "Español")]
+LOCALE_PATHS = [BASE_DIR / "tablehub" / "locale"]
 TIME_ZONE = "UTC"
 USE_I18N = True
 USE_TZ = True

@@ -7,12 +7,13 @@ from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, SpectacularSwaggerView
 
 from croupier.views import ShoeCardView
-from tablehub.views import front_door, health
+from tablehub.views import front_door, health, javascript_catalog
 
 urlpatterns = [
     path("", front_door, name="front-door"),
     path("admin/", admin.site.urls),
     path("health/", health, name="health"),
+    path("jsi18n/<str:language>/", javascript_catalog, name="javascript-catalog"),
     path("", include("django_prometheus.urls")),  # /metrics (docs/operations.md, "Metrics")
     path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="api-docs"),

@@ -16,7 +16,8 @@ def worded(path: str, table: str) -> dict[str, str]:
     """The codes and words of the JS module's table ``table``."""
     text = (ROOT / path).read_text()
     body = text.split(f"export const {table} = {{", 1)[1].split("\n};", 1)[0]
-    return dict(re.findall(r'^\s+(\w+): "([^"]+)"', body, flags=re.MULTILINE))
+    # an entry is `code: "words",` or, translated, `code: gettext("words"),`
+    return dict(re.findall(r'^\s+(\w+): (?:gettext\()?"([^"]+)"', body, flags=re.MULTILINE))
 
 
 def test_every_station_error_code_has_a_players_words():

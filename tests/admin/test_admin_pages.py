@@ -267,6 +267,24 @@ def test_stations_are_added_with_a_hashed_credential(login, table):
     assert Jurisdiction.objects.count() == 2
 
 
+def test_a_floor_manager_sets_a_stations_language(login, table):
+    """Issue 19, point 6: the station's page speaks the language set here, whatever the
+    player's browser asks; empty gives the choice back to the browser."""
+    client = login("floor_manager")
+    s1 = table.stations.get(name="s1")
+    change = f"/admin/stations/station/{s1.pk}/change/"
+    fields = {"table": str(table.pk), "name": "s1", "is_active": "on"}
+    assert client.post(change, {**fields, "language": "es"}).status_code == 302
+    s1.refresh_from_db()
+    assert s1.language == "es" and s1.history.first().language == "es"  # audited
+    page = client.get(f"/tables/{table.pk}/stations/s1/", HTTP_ACCEPT_LANGUAGE="en").content
+    assert '<html lang="es">' in page.decode() and "Créditos jugables" in page.decode()
+    assert client.post(change, {**fields, "language": "fr"}).status_code == 200  # not offered
+    assert client.post(change, {**fields, "language": ""}).status_code == 302
+    page = client.get(f"/tables/{table.pk}/stations/s1/", HTTP_ACCEPT_LANGUAGE="en").content
+    assert '<html lang="en">' in page.decode()
+
+
 def test_the_add_page_starts_from_the_tables_current_configuration(login, table):
     page = login("floor_manager").get(f"/admin/tablehub/tableconfig/add/?table={table.pk}")
     assert page.status_code == 200

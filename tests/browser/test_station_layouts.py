@@ -122,6 +122,8 @@ def test_the_station_fits_each_screen_and_keeps_the_question_in_view(
     expect(rules).to_contain_text("Main bet: $1.00 to $500.00")
     expect(rules).to_contain_text("Pair pays")
     expect(rules).to_contain_text("Return to player: 93.89 %")  # pair, 6 decks: its par sheet
+    # the maximum win (GLI-19 §5.2.2): 500 split into four hands, each doubled and won
+    expect(rules).to_contain_text("Main bet: up to $4,000.00 on one bet at the maximum")
     assert sideways(page) <= 0 and serious_violations(page) == []
     page.locator("#rules").scroll_into_view_if_needed()
     keep(page, f"station-{layout}-rules")

@@ -96,6 +96,18 @@ def test_a_station_joins_bets_and_plays_a_round(server, demo, station_page):
     page.get_by_role("button", name="Box 1 main bet").click()
     expect(page.get_by_role("button", name="Box 1 main bet, $5.00 staked")).to_be_visible()
     expect(page.get_by_role("status")).to_have_text("$5.00 on box 1, main bet.")
+    expect(page.locator("#bet")).to_have_text("$5.00")  # seed 001 §4: what is on the table
+    # the betting buttons by seed 001 §3.1.1 and §4's names, each saying what it does
+    for name, does in [
+        ("Clear last bet", "Takes back the last chip"),
+        ("Clear all bets", "Takes back every bet"),
+        ("Double bet", "Doubles every bet"),
+        ("Repeat last bet", "all the bets of your last round"),
+        ("Repeat last chip", "your last chip"),
+    ]:
+        expect(button(page, name)).to_have_attribute("title", re.compile(does))
+    # seed 001 §3.1.1: what one press of BET ALL wagers, under it: $5 on main and 4 specials
+    expect(page.get_by_role("button", name="Bet all on box 1")).to_contain_text("$25.00")
     expect_decisions(page, enabled=[])  # betting: every decision is really disabled
 
     # A refused command is shown, not dropped: a special bet above the table's maximum.
@@ -108,7 +120,7 @@ def test_a_station_joins_bets_and_plays_a_round(server, demo, station_page):
 
     writer.close_bets(round.pk)
     expect(page.locator("#phase")).to_have_text("Dealing")
-    expect(button(page, "Undo")).to_be_disabled()
+    expect(button(page, "Clear last bet")).to_be_disabled()
     # box 1: T 6 (16); the dealer's 6 up and 7 in the hole
     deal(table, "TS", "6C", "6D")
     expect(page.get_by_role("img", name="six of clubs")).to_be_visible()
@@ -181,7 +193,17 @@ def test_the_page_asks_for_the_credential_and_reconnects(server, demo, station_p
     sockets[-1].close()  # the connection drops
     expect(page.get_by_role("alert")).to_have_text("Connection lost — reconnecting…")
     expect(button(page, "Cash out")).to_be_disabled()
-    expect(page.get_by_role("alert")).to_have_text("Reconnected")
+    expect(page.get_by_role("alert")).to_have_text(
+        "Reconnected: credits and the round restored from the table."
+    )
+    # both said in the station's notices too, newest first
+    page.get_by_text("Notices", exact=True).click()
+    expect(page.locator("#notices li")).to_have_text(
+        [
+            re.compile("Reconnected: credits and the round restored from the table.$"),
+            re.compile("Connection lost — reconnecting…$"),
+        ]
+    )
     expect(page.locator("#connection")).to_have_text("Connected")
     expect(page.locator("#credits")).to_have_text("$20.00")  # redrawn from the full state
     screenshot(page, "station-s1-reconnected")

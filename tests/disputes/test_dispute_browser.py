@@ -19,6 +19,7 @@ from tests.browser.conftest import (  # noqa: F401 (the browser tests' fixtures)
     button,
     demo,
     fresh_channel_layer_afterwards,
+    keep,
     open_tablet,
     screenshot,
     server,
@@ -62,6 +63,10 @@ def test_a_dispute_resolved_with_a_correction_on_the_tablet(server, demo, statio
     expect(dispute).to_be_enabled()
     dispute.click()
     expect(player.locator("#halted")).to_contain_text("is halted: a dispute waits")
+    expect(player.locator("#alert")).to_have_text(
+        "Round 1 is halted: a dispute waits for the supervisor. No card is dealt and no "
+        "decision taken until it is resolved."
+    )
     expect(button(player, "Stand")).to_be_disabled()
     expect(dispute).to_be_disabled()
     expect(tablet.get_by_role("alert").filter(has_text="Dispute")).to_contain_text(
@@ -92,6 +97,24 @@ def test_a_dispute_resolved_with_a_correction_on_the_tablet(server, demo, statio
     expect(player.locator("#halted")).to_be_hidden()
     expect(player.get_by_role("img", name="two of hearts")).to_be_visible()
     expect(player.get_by_role("img", name="seven of hearts")).to_have_count(0)
+    # The station is told what the correction changed, and that the round goes on (issue 19,
+    # point 2): box 1's hand was 9♠ 7♥ (16), it is 9♠ 2♥ (11); its stake is unchanged.
+    change = "Box 1: 9♠ 7♥, 16 → 9♠ 2♥, 11."
+    expect(player.locator("#alert")).to_have_text(
+        re.compile(
+            r"^Round 1 goes on with the corrected cards: answer by \d{1,2}:\d\d:\d\d( [AP]M)?\. "
+            + re.escape(change) + "$"
+        )
+    )
+    player.get_by_text("Notices", exact=True).click()
+    expect(player.locator("#notices li")).to_have_text(
+        [
+            re.compile("Round 1 goes on with the corrected cards: .*" + re.escape(change)),
+            re.compile(re.escape("The supervisor corrected card 3 of round 1. " + change) + "$"),
+            re.compile("Round 1 is halted: a dispute waits for the supervisor"),
+        ]
+    )
+    keep(player, "notice-corrected-and-resumed")
     screenshot(player, "station-after-correction")
 
     button(player, "Double").click()  # 9S 2H: 11, doubled; TD: 21

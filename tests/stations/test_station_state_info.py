@@ -126,6 +126,10 @@ def test_info_describes_the_table(table):
         # each one's return to player, from its exact par sheet (6 decks): a 21+3 paying only
         # a flush returns little
         "rtp": {"21+3": "0.3642", "pair": "0.9389"},
+        # the maximum win of one bet at its maximum (GLI-19 §5.2.2): a main bet of 500 split
+        # three times, each of the four hands doubled and won, 8 x 500; a suited pair at 25
+        # to 1 on 100; a flush at 5 to 1 on 100
+        "max_win": {"main": "4000.00", "21+3": "500.00", "pair": "2500.00"},
     }
     assert list(state["info"]["paytables"]) == ["21+3", "pair"]  # the catalog's order
     assert state["round"] is None and state["credits"] == "1000.00"

@@ -2,17 +2,31 @@
    (docs/croupier.md).
    Every command gets one reply carrying the new state; table events and croupier messages
    (reader errors) arrive in between and make the page ask for the state again. */
-import { dealerError } from "./words.js";
+import { clockText, format, gettext } from "../tablehub/i18n.js";
+import { cardLabel, dealerError, promptWords } from "./words.js";
 
 const config = JSON.parse(document.getElementById("tablet-config").textContent);
 const $ = (id) => document.getElementById(id);
-const SUITS = { S: ["♠", "spades"], H: ["♥", "hearts"], D: ["♦", "diamonds"], C: ["♣", "clubs"] };
-const RANKS = { A: "ace", T: "10", J: "jack", Q: "queen", K: "king" };
+const SUITS = {
+  S: ["♠", gettext("spades")], H: ["♥", gettext("hearts")], D: ["♦", gettext("diamonds")],
+  C: ["♣", gettext("clubs")],
+};
+const RANKS = { A: gettext("ace"), T: "10", J: gettext("jack"), Q: gettext("queen"), K: gettext("king") };
 const IN_PLAY = ["deal", "bonus", "insurance", "play", "dealer"];
-const DONE = { open_table: "Table open", close_table: "Table closed: no new round after this one",
-  close_bets: "Bets closed", deal: "Card dealt", burn: "Card burned", manual_card: "Card entered",
-  new_shoe: "New shoe started", void_round: "Round voided", correct_card: "Card corrected",
-  discard_card: "Card discarded", resolve_dispute: "Dispute resolved" };
+const PHASES = {
+  betting: gettext("betting"), deal: gettext("deal"), bonus: gettext("bonus"),
+  insurance: gettext("insurance"), play: gettext("play"), dealer: gettext("dealer"),
+  settled: gettext("settled"), void: gettext("void"),
+};
+const MODES = { dealer: gettext("dealer"), video: gettext("video") };
+const DONE = {
+  open_table: gettext("Table open"),
+  close_table: gettext("Table closed: no new round after this one"),
+  close_bets: gettext("Bets closed"), deal: gettext("Card dealt"), burn: gettext("Card burned"),
+  manual_card: gettext("Card entered"), new_shoe: gettext("New shoe started"),
+  void_round: gettext("Round voided"), correct_card: gettext("Card corrected"),
+  discard_card: gettext("Card discarded"), resolve_dispute: gettext("Dispute resolved"),
+};
 
 let socket = null;
 let state = null;
@@ -32,7 +46,7 @@ function connect() {
   socket.addEventListener("open", () => {
     connected = true;
     retries = 0;
-    setConnection(everConnected ? "Reconnected" : "Connected", "good");
+    setConnection(everConnected ? gettext("Reconnected") : gettext("Connected"), "good");
     everConnected = true;
     render();
   });
@@ -47,11 +61,13 @@ function connect() {
     pending.clear();
     if (e.code === 4401) { location.href = config.login; return; }
     if (e.code === 4403 || e.code === 4404) {
-      setConnection(e.code === 4403 ? "Not allowed for this login" : "No such table", "bad");
+      setConnection(
+        e.code === 4403 ? gettext("Not allowed for this login") : gettext("No such table"), "bad"
+      );
       render();
       return;
     }
-    setConnection("Connection lost: reconnecting…", "bad");
+    setConnection(gettext("Connection lost: reconnecting…"), "bad");
     render();
     const delay = Math.min(5000, 500 * 2 ** retries);
     retries += 1;
@@ -92,30 +108,48 @@ function onFrame(frame) {
     showReaderError(frame);
     refreshSoon();
   } else if (frame.type === "supervisor_alert") {
-    status(`Supervisor alert ${frame.alert}: ${frame.message}`);
+    status(format(gettext("Supervisor alert %(alert)s: %(message)s"), {
+      alert: frame.alert, message: frame.message,
+    }));
   } else if (frame.type === "tip") {
-    status(`Station ${frame.station} tipped the dealer ${frame.amount} ${frame.currency}`);
+    status(format(gettext("Station %(station)s tipped the dealer %(amount)s %(currency)s"), {
+      station: frame.station, amount: frame.amount, currency: frame.currency,
+    }));
   } else if (frame.type === "event" || frame.type === "changed") {
     const event = frame.type === "event" ? frame.event || {} : {};
     if (event.type === "step") stepAsked[`${frame.round}:${event.step}`] = event.stations_asked;
     if (event.type === "void") {
-      status(`${roundName(frame.round)} void: ${event.reason}`);
+      status(format(gettext("%(round)s void: %(reason)s"), {
+        round: roundName(frame.round), reason: event.reason,
+      }));
     } else if (event.type === "halted") {
-      status(`${roundName(event.round)} halted: a station disputes it. Call a supervisor.`);
+      status(format(gettext("%(round)s halted: a station disputes it. Call a supervisor."), {
+        round: roundName(event.round),
+      }));
     } else if (event.type === "resumed") {
-      status(`${roundName(event.round)} goes on (${event.resolution})`);
+      status(format(gettext("%(round)s goes on (%(resolution)s)"), {
+        round: roundName(event.round), resolution: RESOLUTIONS[event.resolution] || event.resolution,
+      }));
     } else if (event.type === "corrected") {
-      status(`${roundName(event.round)}: card ${event.positions.join(", ")} corrected`);
+      status(format(gettext("%(round)s: card %(positions)s corrected"), {
+        round: roundName(event.round), positions: event.positions.join(", "),
+      }));
     } else if (event.type === "betting_restarted") {
-      status("No station bet in time: betting is open again (the stations see the new time)");
+      status(gettext("No station bet in time: betting is open again (the stations see the new time)"));
     } else if (event.type === "table_status") {
-      status(event.open ? "The table is open" : "The table is closed: no new round after this");
+      status(event.open
+        ? gettext("The table is open")
+        : gettext("The table is closed: no new round after this"));
     } else if (event.type === "shoe_changed") {
-      status(`New shoe: ${event.decks} decks`);
+      status(format(gettext("New shoe: %(decks)s decks"), { decks: event.decks }));
     } else if (event.type === "shoe_committed") {
-      status(`Virtual shoe shuffled: commitment ${event.commitment}`);
+      status(format(gettext("Virtual shoe shuffled: commitment %(commitment)s"), {
+        commitment: event.commitment,
+      }));
     } else if (event.type === "shoe_revealed") {
-      status(`Virtual shoe ${event.shuffle} revealed: its seed and order can be checked`);
+      status(format(gettext("Virtual shoe %(shuffle)s revealed: its seed and order can be checked"), {
+        shuffle: event.shuffle,
+      }));
     }
     refreshSoon();
   }
@@ -135,12 +169,12 @@ async function command(type, fields) {
   hideError();
   const reply = await send(type, fields);
   if (reply === null) {
-    showError("The connection dropped before the reply: check the table before trying again.");
+    showError(gettext("The connection dropped before the reply: check the table before trying again."));
     return null;
   }
   if (reply.ok) {
     let text = DONE[type] || "";
-    if (reply.scan) text += ` (reader seq ${reply.scan.seq})`;
+    if (reply.scan) text += format(gettext(" (reader seq %(seq)s)"), { seq: reply.scan.seq });
     status(text);
   } else {
     showError(dealerError(reply.error));
@@ -166,8 +200,13 @@ $("reader-error-dismiss").addEventListener("click", () => {
 // -- supervisor actions ----------------------------------------------------------------
 
 const dialog = $("supervisor-dialog");
-const ACTIONS = { void_round: "Void round", correct_card: "Correct card",
-  discard_card: "Discard card", resolve_dispute: "Resolve dispute" };
+const ACTIONS = {
+  void_round: gettext("Void round"), correct_card: gettext("Correct card"),
+  discard_card: gettext("Discard card"), resolve_dispute: gettext("Resolve dispute"),
+};
+const RESOLUTIONS = {
+  continue: gettext("continue"), correct: gettext("correct"), void: gettext("void"),
+};
 let action = null;
 let target = null; // the round the action is about (its cards fill "Card to correct")
 
@@ -190,7 +229,9 @@ function learnRoundNumbers(s) {
 }
 
 function roundName(id) {
-  return roundNumbers[id] ? `Round ${roundNumbers[id]}` : "The round";
+  return roundNumbers[id]
+    ? format(gettext("Round %(number)s"), { number: roundNumbers[id] })
+    : gettext("The round");
 }
 
 // How many stations each step asked when it opened (its "step" event), by round and step:
@@ -198,12 +239,18 @@ function roundName(id) {
 const stepAsked = {};
 
 function stationsText(round, view) {
-  const playing = `${round.stations_playing} playing`;
+  const playing = round.stations_playing;
   const deciding = view ? view.stations_asked : 0;
   const asked = view ? stepAsked[`${round.id}:${view.step}`] : undefined;
-  if (!deciding && asked === undefined) return `${playing} · ${round.stations_done} done`;
+  if (!deciding && asked === undefined) {
+    return format(gettext("%(playing)s playing · %(done)s done"), {
+      playing: playing, done: round.stations_done,
+    });
+  }
   const answered = asked === undefined ? round.stations_done : Math.max(asked - deciding, 0);
-  return `${playing} · step ${view.step}: ${answered} answered · ${deciding} deciding`;
+  return format(gettext("%(playing)s playing · step %(step)s: %(answered)s answered · %(deciding)s deciding"), {
+    playing: playing, step: view.step, answered: answered, deciding: deciding,
+  });
 }
 
 // The round with the open dispute (the table's first one).
@@ -222,7 +269,7 @@ function fillPositions(round) {
   (round ? round.cards : []).forEach((c) => {
     const option = document.createElement("option");
     option.value = String(c.n);
-    option.textContent = `${c.n}. ${c.card ? cardText(c.card) : "face down"} → ${c.label}`;
+    option.textContent = `${c.n}. ${c.card ? cardText(c.card) : gettext("face down")} → ${cardLabel(c.label)}`;
     select.append(option);
   });
 }
@@ -248,20 +295,28 @@ $("correct-out").addEventListener("change", showFields);
 document.querySelectorAll("[data-supervisor]").forEach((button) => {
   button.addEventListener("click", () => {
     action = button.dataset.supervisor;
-    $("supervisor-title").textContent = `Supervisor approval: ${ACTIONS[action]}`;
+    $("supervisor-title").textContent = format(gettext("Supervisor approval: %(action)s"), {
+      action: ACTIONS[action],
+    });
     const round = state?.round;
     target = action === "resolve_dispute" ? disputed()
       : action === "correct_card" ? correctable() : round;
-    let what = `${ACTIONS[action]} needs a supervisor's login.`;
+    let what = format(gettext("%(action)s needs a supervisor's login."), { action: ACTIONS[action] });
     if (action === "void_round" && round) {
-      what = `Void round ${round.number}: every stake goes back to the stations.`;
+      what = format(gettext("Void round %(number)s: every stake goes back to the stations."), {
+        number: round.number,
+      });
     } else if (action === "correct_card" && target) {
-      what = `Correct a card of ${roundName(target.id).toLowerCase()}: the round is replayed with it.`;
+      what = format(gettext("Correct a card of %(round)s: the round is replayed with it."), {
+        round: roundName(target.id).toLowerCase(),
+      });
     } else if (action === "resolve_dispute" && target) {
       const open = state.disputes[0];
-      what = `Station ${open.station} disputes ${roundName(open.round).toLowerCase()}.`;
+      what = format(gettext("Station %(station)s disputes %(round)s."), {
+        station: open.station, round: roundName(open.round).toLowerCase(),
+      });
     } else if (action === "discard_card") {
-      what = "A card that left the shoe without being read and is not used.";
+      what = gettext("A card that left the shoe without being read and is not used.");
     }
     $("supervisor-what").textContent = what;
     fillPositions(target);
@@ -307,20 +362,21 @@ $("supervisor-form").addEventListener("submit", async (e) => {
   if (reply?.ok) {
     dialog.close();
     $("supervisor-reason").value = "";
-    status(DONE[action] || "Done");
+    status(DONE[action] || gettext("Done"));
     return;
   }
   const el = $("supervisor-error");
   el.textContent = reply ? dealerError(reply.error)
-    : "The connection dropped: try again once it is back.";
+    : gettext("The connection dropped: try again once it is back.");
   el.hidden = false;
 });
 
 // -- messages ------------------------------------------------------------------------
 
 function showReaderError(frame) {
-  const time = new Date().toLocaleTimeString();
-  $("reader-error-text").textContent = `${dealerError(frame)} at ${time}`;
+  $("reader-error-text").textContent = format(gettext("%(error)s at %(time)s"), {
+    error: dealerError(frame), time: clockText(new Date()),
+  });
   $("reader-error").hidden = false;
 }
 
@@ -357,13 +413,13 @@ function cardSpan(text) {
   span.className = "card";
   if (!text) {
     span.classList.add("down");
-    span.textContent = "face down";
+    span.textContent = gettext("face down");
     return span;
   }
   const rank = text[0];
   const suit = SUITS[text[1]] || ["?", text[1]];
   span.textContent = (rank === "T" ? "10" : rank) + suit[0];
-  span.title = `${RANKS[rank] || rank} of ${suit[1]}`;
+  span.title = format(gettext("%(rank)s of %(suit)s"), { rank: RANKS[rank] || rank, suit: suit[1] });
   if (text[1] === "H" || text[1] === "D") span.classList.add("red");
   return span;
 }
@@ -374,7 +430,7 @@ function fillCards(el, cards, holeDown) {
     el.append(cardSpan(c));
   });
   if (holeDown) el.append(cardSpan(null));
-  if (!el.childNodes.length) el.textContent = "none";
+  if (!el.childNodes.length) el.textContent = gettext("none");
 }
 
 function render() {
@@ -386,40 +442,62 @@ function render() {
   const view = round ? round.view : null;
 
   if (table) {
-    $("table-status").textContent = (table.is_open ? "Open" : "Closed") + " · " + table.mode
-      + " · " + table.currency;
+    $("table-status").textContent = format(gettext("%(status)s · %(mode)s · %(currency)s"), {
+      status: table.is_open ? gettext("Open") : gettext("Closed"),
+      mode: MODES[table.mode] || table.mode, currency: table.currency,
+    });
     $("table-status").className = `pill ${table.is_open ? "good" : ""}`;
   }
-  $("prompt").textContent = s ? s.awaiting : "…";
+  $("prompt").textContent = s ? promptWords(s.awaiting) : "…";
 
-  $("round-info").textContent = round
-    ? `Round ${round.number} · ${phase}${view?.step ? ` · step ${view.step}` : ""}`
-    : "none";
-  $("stations-info").textContent = round ? stationsText(round, view) : "none";
+  const none = gettext("none");
+  let roundText = none;
+  if (round) {
+    const fields = { number: round.number, phase: PHASES[phase] || phase, step: view?.step };
+    roundText = view?.step
+      ? format(gettext("Round %(number)s · %(phase)s · step %(step)s"), fields)
+      : format(gettext("Round %(number)s · %(phase)s"), fields);
+  }
+  $("round-info").textContent = roundText;
+  $("stations-info").textContent = round ? stationsText(round, view) : none;
   $("hands-info").textContent = round?.hands
-    ? `${round.hands_finished} of ${round.hands} finished`
-    : "none";
+    ? format(gettext("%(finished)s of %(hands)s finished"), {
+      finished: round.hands_finished, hands: round.hands,
+    })
+    : none;
   $("shoe-info").textContent = s?.shoe
-    ? "Shoe " + s.shoe.id + " · " + s.shoe.decks + " decks · " + s.shoe.cards_drawn
-      + " cards drawn · reader seq " + s.shoe.reader_seq
-    : "not started";
+    ? format(gettext("Shoe %(id)s · %(decks)s decks · %(drawn)s cards drawn · reader seq %(seq)s"), {
+      id: s.shoe.id, decks: s.shoe.decks, drawn: s.shoe.cards_drawn, seq: s.shoe.reader_seq,
+    })
+    : gettext("not started");
   // The virtual shoe's commitment (docs/integrity.md): a card reader's shoe has none.
   $("commitment-info").textContent = s?.virtual_shoe
-    ? `shuffle ${s.virtual_shoe.shuffle}: ${s.virtual_shoe.commitment}`
-    : "none (no virtual shoe dealing)";
+    ? format(gettext("shuffle %(shuffle)s: %(commitment)s"), {
+      shuffle: s.virtual_shoe.shuffle, commitment: s.virtual_shoe.commitment,
+    })
+    : gettext("none (no virtual shoe dealing)");
 
   const prev = s ? s.previous : null;
   const last = $("last-round");
   if (prev && prev.phase === "settled" && prev.dealer) {
-    last.textContent = "Last round " + prev.number + ": dealer " + prev.dealer.total
-      + (prev.dealer.blackjack ? " (blackjack)" : prev.dealer.bust ? " (bust)" : "")
-      + ". Pay and clear.";
+    const fields = { number: prev.number, total: prev.dealer.total };
+    if (prev.dealer.blackjack) {
+      last.textContent = format(gettext("Last round %(number)s: dealer %(total)s (blackjack). Pay and clear."), fields);
+    } else if (prev.dealer.bust) {
+      last.textContent = format(gettext("Last round %(number)s: dealer %(total)s (bust). Pay and clear."), fields);
+    } else {
+      last.textContent = format(gettext("Last round %(number)s: dealer %(total)s. Pay and clear."), fields);
+    }
     last.hidden = false;
   } else if (prev && prev.phase === "void" && prev.void) {
-    last.textContent = `Last round ${prev.number} void: ${prev.void.reason}`;
+    last.textContent = format(gettext("Last round %(number)s void: %(reason)s"), {
+      number: prev.number, reason: prev.void.reason,
+    });
     last.hidden = false;
   } else if (round && phase === "void" && round.void) {
-    last.textContent = `Round ${round.number} void: ${round.void.reason}`;
+    last.textContent = format(gettext("Round %(number)s void: %(reason)s"), {
+      number: round.number, reason: round.void.reason,
+    });
     last.hidden = false;
   } else {
     last.hidden = true;
@@ -434,7 +512,8 @@ function render() {
     const d = shownView.dealer;
     const total = document.createElement("span");
     total.className = "total";
-    total.textContent = `= ${d.total}${d.blackjack ? " blackjack" : d.total > 21 ? " bust" : ""}`;
+    const word = d.blackjack ? ` ${gettext("blackjack")}` : d.total > 21 ? ` ${gettext("bust")}` : "";
+    total.textContent = `= ${d.total}${word}`;
     $("dealer-cards").append(total);
   }
   const boxes = $("boxes");
@@ -446,7 +525,9 @@ function render() {
     if (betOn.includes(b)) li.classList.add("bet");
     const label = document.createElement("span");
     label.className = "label";
-    label.textContent = `Box ${b}${betOn.includes(b) ? " · bet" : ""}`;
+    label.textContent = betOn.includes(b)
+      ? format(gettext("Box %(box)s · bet"), { box: b })
+      : format(gettext("Box %(box)s"), { box: b });
     const cards = document.createElement("div");
     cards.className = "cards";
     fillCards(cards, shownView?.boxes[String(b)] ? shownView.boxes[String(b)] : [], false);
@@ -457,7 +538,8 @@ function render() {
   stations.replaceChildren();
   (round ? round.stations : []).forEach((st) => {
     const li = document.createElement("li");
-    li.textContent = st.station + (phase === "betting" ? " · bet" : st.done ? " · done" : " · deciding");
+    const doing = phase === "betting" ? gettext("bet") : st.done ? gettext("done") : gettext("deciding");
+    li.textContent = `${st.station} · ${doing}`;
     stations.append(li);
   });
 
@@ -468,14 +550,18 @@ function render() {
   const cards = listed ? listed.cards : [];
   cards.forEach((c) => {
     const li = document.createElement("li");
-    li.append(cardSpan(c.card), ` → ${c.label}`);
-    if (c.corrected_from) li.append(` (corrected; read as ${cardText(c.corrected_from)})`);
+    li.append(cardSpan(c.card), ` → ${cardLabel(c.label)}`);
+    if (c.corrected_from) {
+      li.append(format(gettext(" (corrected; read as %(card)s)"), { card: cardText(c.corrected_from) }));
+    }
     list.append(li);
   });
   $("no-cards").hidden = cards.length > 0;
   $("cards-heading").textContent = listed && listed !== round
-    ? `Cards of round ${listed.number} (last round)`
-    : listed ? `Cards of round ${listed.number}` : "Cards this round";
+    ? format(gettext("Cards of round %(number)s (last round)"), { number: listed.number })
+    : listed
+      ? format(gettext("Cards of round %(number)s"), { number: listed.number })
+      : gettext("Cards this round");
 
   // What may be pressed now.
   const live = connected && !busy;
@@ -506,8 +592,10 @@ function render() {
   // An open dispute: who, when, which round.
   const alert = $("dispute-alert");
   if (open.length) {
-    $("dispute-text").textContent = open.map((d) => "station " + d.station + " disputes round "
-      + d.round + " (" + new Date(d.at).toLocaleTimeString() + "): call a supervisor.").join(" ");
+    $("dispute-text").textContent = open.map((d) => format(
+      gettext("station %(station)s disputes round %(round)s (%(time)s): call a supervisor."),
+      { station: d.station, round: d.round, time: clockText(new Date(d.at)) },
+    )).join(" ");
     alert.hidden = false;
   } else {
     alert.hidden = true;
@@ -523,7 +611,7 @@ function tick() {
   const el = $("timer");
   const deadline = state?.round?.deadline;
   if (!deadline || ["settled", "void"].includes(state.round.phase)) {
-    el.textContent = "no timer";
+    el.textContent = gettext("no timer");
     el.classList.remove("low");
     return;
   }

@@ -11,11 +11,13 @@
  * its commands through station.js's socket with a "station:send" event: the server decides
  * every limit, this page only shows what the state says.
  */
+import { format, gettext, LANGUAGE, moneyFormat } from "../tablehub/i18n.js";
+
 const root = document.getElementById("station");
 
 const STOPPED = {
-  time_limit_reached: "Betting stopped: the session's time limit is reached. Cash out to end it.",
-  loss_limit_reached: "Betting stopped: the session's loss limit is reached. Cash out to end it.",
+  time_limit_reached: gettext("Betting stopped: the session's time limit is reached. Cash out to end it."),
+  loss_limit_reached: gettext("Betting stopped: the session's loss limit is reached. Cash out to end it."),
 };
 
 let session = null;
@@ -56,7 +58,7 @@ function formatElapsed(ms) {
 function onState(event) {
   const state = event.detail;
   if (state.info?.currency) {
-    money = new Intl.NumberFormat(undefined, { style: "currency", currency: state.info.currency });
+    money = moneyFormat(state.info.currency, false);
   }
   if (state.server_time) clockOffset = Date.parse(state.server_time) - Date.now();
   session = state.session || null;
@@ -75,12 +77,12 @@ function render() {
   bar.dataset.open = session ? "true" : "false";
   const net = $("session-net");
   if (!session) {
-    $("session-time").textContent = "No session";
+    $("session-time").textContent = gettext("No session");
     net.textContent = "–";
     net.dataset.sign = "";
     $("session-cash-in").textContent = "–";
     $("session-stopped").textContent = onBreak ? breakText(onBreak) : "";
-    $("limits-now").textContent = "Cash in to set limits for the session.";
+    $("limits-now").textContent = gettext("Cash in to set limits for the session.");
     renderRealityCheck();
     return;
   }
@@ -107,7 +109,9 @@ function renderRealityCheck() {
   if (!open) return;
   const elapsed = Date.now() + clockOffset - Date.parse(session.started_at);
   $("reality-check-text").textContent =
-    `You have played for ${formatElapsed(elapsed)} this session. Betting resumes once you answer.`;
+    format(gettext("You have played for %(time)s this session. Betting resumes once you answer."), {
+      time: formatElapsed(elapsed),
+    });
   $("reality-check-time").textContent = formatElapsed(elapsed);
   $("reality-check-net").textContent = formatNet(session.net);
   $("reality-check-staked").textContent = formatMoney(session.staked);
@@ -126,10 +130,12 @@ function askStateAt(timer, when) {
 
 function breakText(taken) {
   const until = new Date(Date.parse(taken.until) - clockOffset);
-  const shown = until.toLocaleString(undefined, {
+  const shown = until.toLocaleString(LANGUAGE, {
     weekday: "short", hour: "2-digit", minute: "2-digit",
   });
-  return `On a break until ${shown}: no cash-in and no bet until then.`;
+  return format(gettext("On a break until %(time)s: no cash-in and no bet until then."), {
+    time: shown,
+  });
 }
 
 function renderBreak() {
@@ -148,8 +154,8 @@ function renderInactivity() {
   dialog.hidden = !open;
   if (!open) return;
   $("inactivity-text").textContent = idle.locked
-    ? "Betting is locked: nobody has played here for a while. Your credits are safe."
-    : "Nobody has played here for a while. Betting locks in a minute unless you answer.";
+    ? gettext("Betting is locked: nobody has played here for a while. Your credits are safe.")
+    : gettext("Nobody has played here for a while. Betting locks in a minute unless you answer.");
   if (!wasOpen) $("still-here").focus();
 }
 
@@ -172,14 +178,26 @@ function onAnswer(answer) {
 
 function limitsText(limits, maxima) {
   const parts = [];
-  if (limits.loss_limit) parts.push(`loss ${formatMoney(limits.loss_limit)}`);
-  if (limits.stake_limit) parts.push(`${formatMoney(limits.stake_limit)} per round`);
-  if (limits.time_limit) parts.push(`${limits.time_limit} min`);
-  let text = parts.length ? `Your limits: ${parts.join(", ")}.` : "No limits set.";
+  if (limits.loss_limit) {
+    parts.push(format(gettext("loss %(amount)s"), { amount: formatMoney(limits.loss_limit) }));
+  }
+  if (limits.stake_limit) {
+    parts.push(format(gettext("%(amount)s per round"), { amount: formatMoney(limits.stake_limit) }));
+  }
+  if (limits.time_limit) parts.push(format(gettext("%(minutes)s min"), { minutes: limits.time_limit }));
+  let text = parts.length
+    ? format(gettext("Your limits: %(limits)s."), { limits: parts.join(", ") })
+    : gettext("No limits set.");
   const table = [];
-  if (maxima.stake_limit) table.push(`${formatMoney(maxima.stake_limit)} per round`);
-  if (maxima.time_limit) table.push(`${maxima.time_limit} min a session`);
-  if (table.length) text += ` Table maximum: ${table.join(", ")}.`;
+  if (maxima.stake_limit) {
+    table.push(format(gettext("%(amount)s per round"), { amount: formatMoney(maxima.stake_limit) }));
+  }
+  if (maxima.time_limit) {
+    table.push(format(gettext("%(minutes)s min a session"), { minutes: maxima.time_limit }));
+  }
+  if (table.length) {
+    text += ` ${format(gettext("Table maximum: %(limits)s."), { limits: table.join(", ") })}`;
+  }
   return text;
 }
 
@@ -198,7 +216,7 @@ function onSubmit(event) {
     const value = $(id).value.trim();
     if (!value) continue;
     if (!amount.test(value)) {
-      $(id).setCustomValidity("Enter an amount such as 50 or 12.50.");
+      $(id).setCustomValidity(gettext("Enter an amount such as 50 or 12.50."));
       $(id).reportValidity();
       return;
     }
@@ -208,7 +226,7 @@ function onSubmit(event) {
   const minutes = $("limit-time").value.trim();
   if (minutes) {
     if (!/^[1-9][0-9]*$/.test(minutes)) {
-      $("limit-time").setCustomValidity("Enter whole minutes, such as 60.");
+      $("limit-time").setCustomValidity(gettext("Enter whole minutes, such as 60."));
       $("limit-time").reportValidity();
       return;
     }
@@ -221,8 +239,9 @@ function onSubmit(event) {
 }
 
 const PLAYS = {
-  hit: "Hit", stand: "Stand", double: "Double", double_half: "Double for less",
-  split: "Split", surrender: "Surrender",
+  hit: gettext("Hit"), stand: gettext("Stand"), double: gettext("Double"),
+  double_half: gettext("Double for less"), split: gettext("Split"),
+  surrender: gettext("Surrender"),
 };
 
 // An abandoned hand played for the station by the table's basic strategy (docs/protocol.md,
@@ -231,14 +250,19 @@ function onEvent(event) {
   if (event.type === "hand" && event.automatic) {
     const play = PLAYS[event.automatic] || event.automatic;
     $("automatic-play").textContent =
-      `Played for you (automatic): ${play} on box ${event.hand.box}.`;
+      format(gettext("Played for you (automatic): %(play)s on box %(box)s."), {
+        play: play, box: event.hand.box,
+      });
   } else if (event.type === "phase" && event.phase === "betting") {
     $("automatic-play").textContent = "";
   }
 }
 
 // Game recall (docs/protocol.md, "Recall"): the reply's games, under the recall banner.
-const BY = { player: "you", timer: "the timer", strategy: "automatic (basic strategy)" };
+const BY = {
+  player: gettext("you"), timer: gettext("the timer"),
+  strategy: gettext("automatic (basic strategy)"),
+};
 
 function onReply(detail) {
   const frame = detail.frame;
@@ -247,7 +271,7 @@ function onReply(detail) {
   list.textContent = "";
   if (!frame.recall.games.length) {
     const empty = document.createElement("li");
-    empty.textContent = "No game to recall yet.";
+    empty.textContent = gettext("No game to recall yet.");
     list.append(empty);
   }
   for (const game of frame.recall.games) list.append(gameNode(game));
@@ -265,21 +289,38 @@ function gameNode(game) {
   const item = document.createElement("li");
   item.className = "recall-game";
   const heading = document.createElement("h3");
-  heading.textContent = `Round ${game.round}${game.phase === "void" ? " (void)" : ""}`;
+  heading.textContent = game.phase === "void"
+    ? format(gettext("Round %(number)s (void)"), { number: game.round })
+    : format(gettext("Round %(number)s"), { number: game.round });
   item.append(heading);
   item.append(
-    line(`Credits ${formatMoney(game.credits_before)} → ${formatMoney(game.credits_after)}`)
+    line(format(gettext("Credits %(before)s → %(after)s"), {
+      before: formatMoney(game.credits_before), after: formatMoney(game.credits_after),
+    }))
   );
-  const bets = game.bets.map((b) => `box ${b.box} ${b.bet} ${formatMoney(b.stake)}`);
-  item.append(line(`Wagers: ${bets.join(", ") || "none"}`));
-  item.append(line(`Cards: ${game.cards.map((c) => c.card).join(" ")}`));
-  const steps = game.steps.map((s) => `${s.action} by ${BY[s.by] || s.by}`);
-  item.append(line(`Decisions: ${steps.join("; ") || "none"}`));
+  const none = gettext("none");
+  const bets = game.bets.map((b) => format(gettext("box %(box)s %(bet)s %(amount)s"), {
+    box: b.box, bet: b.bet, amount: formatMoney(b.stake),
+  }));
+  item.append(line(format(gettext("Wagers: %(list)s"), { list: bets.join(", ") || none })));
+  item.append(line(format(gettext("Cards: %(list)s"), {
+    list: game.cards.map((c) => c.card).join(" "),
+  })));
+  const steps = game.steps.map((s) => format(gettext("%(action)s by %(who)s"), {
+    action: (PLAYS[s.action] || s.action).toLowerCase(), who: BY[s.by] || s.by,
+  }));
+  item.append(line(format(gettext("Decisions: %(list)s"), { list: steps.join("; ") || none })));
   const hands = game.hands.map(
-    (h) => `box ${h.box} ${h.cards.join(" ")}: ${h.result || "–"}, ${formatMoney(h.returned)} back`
+    (h) => format(gettext("box %(box)s %(cards)s: %(result)s, %(amount)s back"), {
+      box: h.box, cards: h.cards.join(" "), result: h.result || "–", amount: formatMoney(h.returned),
+    })
   );
-  item.append(line(`Hands: ${hands.join("; ")}`));
-  if (game.dealer) item.append(line(`Dealer: ${game.dealer.cards.join(" ")} (${game.dealer.total})`));
+  item.append(line(format(gettext("Hands: %(list)s"), { list: hands.join("; ") })));
+  if (game.dealer) {
+    item.append(line(format(gettext("Dealer: %(cards)s (%(total)s)"), {
+      cards: game.dealer.cards.join(" "), total: game.dealer.total,
+    })));
+  }
   return item;
 }
 

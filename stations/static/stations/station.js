@@ -11,7 +11,10 @@
  * The device credential comes from the URL fragment (#credential=..., never sent to the
  * server with the page) or from the form, and is kept in sessionStorage only.
  */
-import { listNotice, receiptNotice, TABLE_NEWS, tableNotice } from "./notices.js";
+import {
+  changeText, disputeNotice, listNotice, receiptNotice, TABLE_NEWS, tableNotice,
+} from "./notices.js";
+import { clockText, format, gettext, moneyFormat } from "../tablehub/i18n.js";
 import { renderRules } from "./rules.js";
 import { playerError } from "./words.js";
 
@@ -26,33 +29,46 @@ const BACKOFF_MS = [500, 1000, 2000, 4000, 8000];
 
 // Names shown for the protocol's codes (display only).
 const PHASES = {
-  betting: "Place your bets",
-  deal: "Dealing",
-  bonus: "In For 6 bonus",
-  insurance: "Insurance",
-  play: "Players decide",
-  dealer: "Dealer's turn",
-  settled: "Round over",
-  void: "Round void",
+  betting: gettext("Place your bets"),
+  deal: gettext("Dealing"),
+  bonus: gettext("In For 6 bonus"),
+  insurance: gettext("Insurance"),
+  play: gettext("Players decide"),
+  dealer: gettext("Dealer's turn"),
+  settled: gettext("Round over"),
+  void: gettext("Round void"),
 };
 const RESULTS = {
-  win: "Win",
-  lose: "Lose",
-  push: "Push",
-  bust: "Bust",
-  blackjack: "Blackjack",
-  surrender: "Surrendered",
-  even_money: "Even money",
-  charlie: "Charlie",
+  win: gettext("Win"),
+  lose: gettext("Lose"),
+  push: gettext("Push"),
+  bust: gettext("Bust"),
+  blackjack: gettext("Blackjack"),
+  surrender: gettext("Surrendered"),
+  even_money: gettext("Even money"),
+  charlie: gettext("Charlie"),
 };
-const BET_NAMES = { main: "Main bet", "21+3": "21+3", pair: "Pair", bust: "Bust bet" };
-const RANKS = { A: "A", K: "K", Q: "Q", J: "J", T: "10" };
+// The bets by the names seed 001 §5 gives them (a brand name stays as it is in Spanish).
+const BET_NAMES = {
+  main: gettext("Main bet"), "21+3": "21+3", "top_21+3": "Top 21+3", pair: gettext("Pair"),
+  bust: gettext("Bust bet"), blackjack_bonus: gettext("Blackjack Bonus"),
+  dealer_red: gettext("Dealer red"), dealer_black: gettext("Dealer black"),
+  suits: gettext("Suits"), in_for_6: gettext("In For 6"), lucky_aces: gettext("Lucky Aces"),
+  lucky_ladies: gettext("Lucky Ladies"), match: gettext("Match"), lucky_lucky: "Lucky Lucky",
+  "19+": "19+", c3: "C3", poker_3: "Poker 3", poker_3_bonus: "Poker 3 Bonus", kk: "KK",
+  qq: "QQ", jj: "JJ", "a-2": "A-2", "7s": "7's", qq_as_lucky_ladies: "QQ AS Lucky Ladies",
+  sweet_16: "Sweet 16",
+};const RANKS = { A: "A", K: "K", Q: "Q", J: "J", T: "10" };
 const RANK_NAMES = {
-  A: "ace", K: "king", Q: "queen", J: "jack", T: "ten", 9: "nine", 8: "eight",
-  7: "seven", 6: "six", 5: "five", 4: "four", 3: "three", 2: "two",
+  A: gettext("ace"), K: gettext("king"), Q: gettext("queen"), J: gettext("jack"),
+  T: gettext("ten"), 9: gettext("nine"), 8: gettext("eight"), 7: gettext("seven"),
+  6: gettext("six"), 5: gettext("five"), 4: gettext("four"), 3: gettext("three"),
+  2: gettext("two"),
 };
 const SUITS = { S: "♠", H: "♥", D: "♦", C: "♣" };
-const SUIT_NAMES = { S: "spades", H: "hearts", D: "diamonds", C: "clubs" };
+const SUIT_NAMES = {
+  S: gettext("spades"), H: gettext("hearts"), D: gettext("diamonds"), C: gettext("clubs"),
+};
 const REFRESH_ON = {
   phase: true, step: true, prompt: true, hands: true, specials: true, bonus: true,
   settlement: true, round_over: true, peek: true,
@@ -177,7 +193,7 @@ function connect() {
     showCredentialForm("");
     return;
   }
-  setConnection("connecting", "Connecting…");
+  setConnection("connecting", gettext("Connecting…"));
   const ws = new WebSocket(wsUrl());
   socket = ws;
   ws.onopen = () => {
@@ -192,7 +208,7 @@ function connect() {
     try {
       frame = JSON.parse(message.data);
     } catch {
-      showStatus("The table sent something unreadable.", true);
+      showStatus(gettext("The table sent something unreadable."), true);
       return;
     }
     onFrame(frame);
@@ -215,10 +231,12 @@ function lostConnection() {
   render();
   if (stopped) return;
   if (wasJoined || everJoined) {
-    showAlert("Connection lost — reconnecting…", "lost");
-    setConnection("offline", "Offline");
+    const lost = gettext("Connection lost — reconnecting…");
+    if ($("alert").dataset.kind !== "lost") listNotice($("notices"), { text: lost, kind: "lost" });
+    showAlert(lost, "lost");
+    setConnection("offline", gettext("Offline"));
   } else {
-    setConnection("offline", "Cannot reach the table — retrying…");
+    setConnection("offline", gettext("Cannot reach the table — retrying…"));
   }
   const delay = BACKOFF_MS[Math.min(attempts, BACKOFF_MS.length - 1)];
   attempts += 1;
@@ -283,8 +301,8 @@ function onJoin(frame) {
       saveCredential(null);
       if (socket) socket.close();
       socket = null;
-      setConnection("offline", "Not connected");
-      showCredentialForm("The table did not accept this credential.");
+      setConnection("offline", gettext("Not connected"));
+      showCredentialForm(gettext("The table did not accept this credential."));
     } else {
       showError(error);
       if (socket) socket.close(); // try again, with backoff
@@ -293,11 +311,17 @@ function onJoin(frame) {
   }
   joined = true;
   attempts = 0;
-  setConnection("online", "Connected");
-  if (everJoined) showAlert("Reconnected", "back", 4000);
-  else clearAlert();
+  setConnection("online", gettext("Connected"));
+  const back = everJoined;
   everJoined = true;
   applyState(frame.state);
+  if (back) {
+    tellNotice({
+      text: gettext("Reconnected: credits and the round restored from the table."),
+      kind: "back",
+      keepMs: 6000,
+    });
+  } else clearAlert();
   pending.forEach((command) => {
     // unanswered before the drop: sent again with the same client_id, never applied twice
     socket.send(JSON.stringify(command));
@@ -339,7 +363,9 @@ function learnRoundNumbers(next) {
 }
 
 function roundName(id) {
-  return roundNumbers[id] ? `Round ${roundNumbers[id]}` : "The round";
+  return roundNumbers[id]
+    ? format(gettext("Round %(number)s"), { number: roundNumbers[id] })
+    : gettext("The round");
 }
 
 function applyState(next) {
@@ -366,6 +392,7 @@ function applyState(next) {
   current = { seq: next.round ? seqOf(next.round.last_event_id) : 0, last: null };
   if (next.server_time) clockOffset = Date.parse(next.server_time) - Date.now();
   render();
+  toldCorrection();
   // Modules of their own (protection.js) draw from the state too.
   root.dispatchEvent(new CustomEvent("station:state", { detail: state }));
 }
@@ -384,19 +411,52 @@ function track(tracker, seq, n) {
 }
 
 // Disputes: the round halts, goes on, or a supervisor corrected its cards (of the round on
-// screen or of the last one): say so and draw a fresh state.
+// screen or of the last one): say so, with what a correction changed for this station once
+// the fresh state shows it, and draw a fresh state.
 const DISPUTE_NEWS = { halted: true, resumed: true, corrected: true };
+let correction = null; // { event, before }: a correction waiting for its fresh state
+const corrections = {}; // round -> what its correction changed, told again when it goes on
 
 function onDisputeNews(event) {
-  const name = roundName(event.round);
-  if (event.type === "halted") {
-    showAlert(`${name} is halted: a dispute waits for the supervisor.`, "halted");
-  } else if (event.type === "resumed") {
-    showAlert(`${name} goes on.`, "back", 4000);
+  if (event.type === "corrected") {
+    correction = { event: event, before: seen(event.round), resumed: null };
+  } else if (event.type === "resumed" && correction?.event.round === event.round) {
+    correction.resumed = event; // told after the correction, with what it changed
   } else {
-    showAlert(`The supervisor corrected cards of ${name.toLowerCase()}.`, "back", 8000);
+    const change = event.type === "resumed" ? corrections[event.round] : undefined;
+    tellNotice(disputeNotice(event, roundName, clockOffset, change));
   }
   requestState();
+}
+
+// The station's hands of a round and its credits, as this page shows them now.
+function seen(round) {
+  let view = null;
+  if (state?.round && state.round.id === round) view = state;
+  else if (previous && previous.round.id === round) view = previous;
+  const hands = {};
+  const mineSeen = view?.table?.station ? view.table.station.hands : [];
+  mineSeen.forEach((hand) => {
+    const many = mineSeen.filter((h) => h.box === hand.box).length > 1;
+    const name = many
+      ? format(gettext("Box %(box)s, hand %(hand)s"), { box: hand.box, hand: hand.id.split("/").pop() })
+      : format(gettext("Box %(box)s"), { box: hand.box });
+    let words = hand.cards.map(cardText).join(" ") + (hand.cards.length ? `, ${hand.total}` : "");
+    if (hand.result) words += `, ${RESULTS[hand.result] || hand.result}`;
+    hands[hand.id] = { name: name, words: words };
+  });
+  return { credits: state ? state.credits : null, hands: hands };
+}
+
+// A fresh state after a correction: say what it changed.
+function toldCorrection() {
+  if (!correction) return;
+  const { event, before, resumed } = correction;
+  correction = null;
+  const change = changeText(before, seen(event.round), formatMoney);
+  corrections[event.round] = change;
+  tellNotice(disputeNotice(event, roundName, clockOffset, change));
+  if (resumed) tellNotice(disputeNotice(resumed, roundName, clockOffset, change));
 }
 
 // What the table says that no card or question caused: say it, with the amounts.
@@ -421,7 +481,10 @@ function onShoeNews(event) {
   } else {
     if (state.virtual_shoe?.shuffle === shuffle.shuffle) state.virtual_shoe = null;
     listNotice($("notices"), {
-      text: `Virtual shoe ${shuffle.shuffle} revealed: seed ${shuffle.server_seed}.`,
+      text: format(gettext("Virtual shoe %(shuffle)s revealed: seed %(seed)s."), {
+        shuffle: shuffle.shuffle,
+        seed: shuffle.server_seed,
+      }),
       kind: "news",
     });
   }
@@ -431,12 +494,15 @@ function onShoeNews(event) {
 function renderShoe() {
   const shoe = state?.virtual_shoe;
   $("shoe-commitment").textContent = shoe
-    ? `shuffle ${shoe.shuffle}: ${shoe.commitment}`
-    : "none (no virtual shoe dealing)";
+    ? format(gettext("shuffle %(shuffle)s: %(commitment)s"), {
+      shuffle: shoe.shuffle,
+      commitment: shoe.commitment,
+    })
+    : gettext("none (no virtual shoe dealing)");
   // Only a video table's virtual shoe takes a station's seed (docs/integrity.md).
   $("seed-form").hidden = state?.info?.mode !== "video";
   $("seed-given").textContent = state?.shoe_seed
-    ? `Your seed for the next shoe: ${state.shoe_seed}`
+    ? format(gettext("Your seed for the next shoe: %(seed)s"), { seed: state.shoe_seed })
     : "";
 }
 
@@ -444,7 +510,7 @@ function onShoeSeed(event) {
   event.preventDefault();
   const seed = $("shoe-seed").value.trim();
   if (!/^[!-~]{1,64}$/.test(seed)) {
-    showStatus("A seed is 1 to 64 letters, digits or signs, with no space.", true);
+    showStatus(gettext("A seed is 1 to 64 letters, digits or signs, with no space."), true);
     $("shoe-seed").focus();
     return;
   }
@@ -556,7 +622,9 @@ function applyEvent(event, round, view) {
     case "peek":
       if (live) {
         showStatus(
-          event.dealer_blackjack ? "The dealer has blackjack." : "The dealer has no blackjack.",
+          event.dealer_blackjack
+            ? gettext("The dealer has blackjack.")
+            : gettext("The dealer has no blackjack."),
           false
         );
       }
@@ -583,8 +651,10 @@ function applyEvent(event, round, view) {
       specialResults[`${round}:${event.box}:${event.bet}`] = event.returned;
       const multipliers = (event.multipliers || []).join(", ");
       showStatus(
-        "In For 6, box " + event.box + ": pick " + event.pick + " (" + multipliers +
-          ") returned " + formatMoney(event.returned) + ".",
+        format(gettext("In For 6, box %(box)s: pick %(pick)s (%(multipliers)s) returned %(amount)s."), {
+          box: event.box, pick: event.pick, multipliers: multipliers,
+          amount: formatMoney(event.returned),
+        }),
         false
       );
       break;
@@ -622,24 +692,26 @@ function applyEvent(event, round, view) {
 function doneText(command) {
   switch (command.type) {
     case "place":
-      return (
-        formatMoney(command.amount) + " on box " + command.box + ", " +
-        betName(command.bet).toLowerCase() + "."
-      );
+      return format(gettext("%(amount)s on box %(box)s, %(bet)s."), {
+        amount: formatMoney(command.amount), box: command.box,
+        bet: betName(command.bet).toLowerCase(),
+      });
     case "cash_in":
-      return `Cashed in ${formatMoney(command.amount)}.`;
+      return format(gettext("Cashed in %(amount)s."), { amount: formatMoney(command.amount) });
     case "cash_out":
-      return "Cashed out.";
+      return gettext("Cashed out.");
     case "tip":
-      return `You tipped the dealer ${formatMoney(command.amount)}. Thank you!`;
+      return format(gettext("You tipped the dealer %(amount)s. Thank you!"), {
+        amount: formatMoney(command.amount),
+      });
     case "decide":
       return "";
     case "dispute":
-      return "Dispute sent: the round is halted until a supervisor resolves it.";
+      return gettext("Dispute sent: the round is halted until a supervisor resolves it.");
     case "set_limits":
-      return "Limits set for this session.";
+      return gettext("Limits set for this session.");
     case "shoe_seed":
-      return "Your seed goes into the next shoe's shuffle.";
+      return gettext("Your seed goes into the next shoe's shuffle.");
     default:
       return "";
   }
@@ -669,7 +741,7 @@ function onAmount(event, inputId, type) {
   const input = $(inputId);
   const amount = input.value.trim().replace(",", ".");
   if (!/^[0-9]+(\.[0-9]{1,2})?$/.test(amount)) {
-    showStatus("Enter an amount such as 50 or 12.50.", true);
+    showStatus(gettext("Enter an amount such as 50 or 12.50."), true);
     input.focus();
     return;
   }
@@ -704,16 +776,24 @@ function betName(code) {
 
 function cardNode(code) {
   if (code === "face_down") {
-    return el("span", { className: "card back", role: "img", "aria-label": "card face down" });
+    return el("span", {
+      className: "card back", role: "img", "aria-label": gettext("card face down"),
+    });
   }
   const rank = code.charAt(0);
   const suit = code.charAt(1);
   return el("span", {
     className: `card${suit === "H" || suit === "D" ? " red" : ""}`,
     role: "img",
-    "aria-label": `${RANK_NAMES[rank]} of ${SUIT_NAMES[suit]}`,
-    text: (RANKS[rank] || rank) + SUITS[suit],
+    "aria-label": format(gettext("%(rank)s of %(suit)s"), {
+      rank: RANK_NAMES[rank], suit: SUIT_NAMES[suit],
+    }),
+    text: cardText(code),
   });
+}
+
+function cardText(code) {
+  return (RANKS[code.charAt(0)] || code.charAt(0)) + SUITS[code.charAt(1)];
 }
 
 function cardsNode(cards, extraClass) {
@@ -732,22 +812,9 @@ function build(info) {
   const key = JSON.stringify([info.currency, info.boxes, info.chips, info.special_bets]);
   if (key === builtFor) return;
   builtFor = key;
-  try {
-    money = new Intl.NumberFormat(undefined, { style: "currency", currency: info.currency });
-    chipMoney = new Intl.NumberFormat(undefined, {
-      style: "currency",
-      currency: info.currency,
-      minimumFractionDigits: 0,
-      maximumFractionDigits: 0,
-    });
-  } catch {
-    // an unknown currency code: amounts without a symbol
-    money = new Intl.NumberFormat(undefined, {
-      minimumFractionDigits: 2,
-      maximumFractionDigits: 2,
-    });
-    chipMoney = null;
-  }
+  // amounts as the page's language writes them, in the table's currency
+  money = moneyFormat(info.currency, false);
+  chipMoney = moneyFormat(info.currency, true);
 
   const chips = $("chips");
   chips.textContent = "";
@@ -780,7 +847,9 @@ function build(info) {
 }
 
 function buildBox(box, info) {
-  const heading = el("h3", { id: `box-${box}-heading`, text: `Box ${box}` });
+  const heading = el("h3", {
+    id: `box-${box}-heading`, text: format(gettext("Box %(box)s"), { box: box }),
+  });
   const cards = el("div", { className: "box-cards" });
   const spotsNode = el("div", { className: "spots" });
   ["main"].concat(info.special_bets).forEach((code) => {
@@ -799,16 +868,22 @@ function buildBox(box, info) {
       button: button, stake: stake, result: result, box: box, code: code,
     };
   });
-  const betAll = el("button", { type: "button", className: "box-action", text: "Bet all" });
-  betAll.setAttribute("aria-label", `Bet all on box ${box}`);
-  betAll.title = "Puts a chip of the chosen value on the main bet and on every special bet " +
-    "of this box; press again to add as much again.";
+  // seed 001 §3.1.1: "BET ALL", with what one press wagers underneath (renderSpots)
+  const betAllAmount = el("small", { className: "bet-all-amount" });
+  const betAll = el("button", { type: "button", className: "box-action" }, [
+    document.createTextNode(gettext("Bet all")),
+    betAllAmount,
+  ]);
+  betAll.setAttribute("aria-label", format(gettext("Bet all on box %(box)s"), { box: box }));
+  betAll.title = gettext("Puts a chip of the chosen value on the main bet and on every special bet of this box; press again to add as much again.");
   betAll.addEventListener("click", () => {
     if (selectedChip) send("bet_all", { box: box, amount: selectedChip });
   });
-  const letItPlay = el("button", { type: "button", className: "box-action", text: "Let it play" });
-  letItPlay.title = "Bets what this box won last round on its main bet.";
-  letItPlay.setAttribute("aria-label", `Let it play on box ${box}`);
+  const letItPlay = el("button", {
+    type: "button", className: "box-action", text: gettext("Let it play"),
+  });
+  letItPlay.title = gettext("Bets what this box won last round on its main bet.");
+  letItPlay.setAttribute("aria-label", format(gettext("Let it play on box %(box)s"), { box: box }));
   letItPlay.addEventListener("click", () => {
     send("let_it_play", { box: box });
   });
@@ -818,7 +893,9 @@ function buildBox(box, info) {
     { className: "box", "aria-labelledby": `box-${box}-heading`, "data-box": String(box) },
     [heading, cards, spotsNode, actions]
   );
-  boxNodes[box] = { panel: panel, cards: cards, actions: [betAll, letItPlay] };
+  boxNodes[box] = {
+    panel: panel, cards: cards, actions: [betAll, letItPlay], betAllAmount: betAllAmount,
+  };
   return panel;
 }
 
@@ -849,8 +926,26 @@ function render() {
   tick();
 }
 
+// Seed 001 §4 "Bet": what the station has on the table now, its main bets with their
+// doubles and splits (its hands' stakes, once dealt) and its special bets.
+function betOnTable() {
+  const bets = state.bets || [];
+  if (!bets.length || phase() === "settled" || phase() === "void") return null;
+  const hands = state.table?.station ? state.table.station.hands : [];
+  const dealt = new Set(hands.map((h) => h.box));
+  let cents = 0;
+  bets.forEach((bet) => {
+    if (!(bet.bet === "main" && dealt.has(bet.box))) cents += Math.round(Number(bet.stake) * 100);
+  });
+  hands.forEach((hand) => {
+    cents += Math.round(Number(hand.stake) * 100);
+  });
+  return (cents / 100).toFixed(2);
+}
+
 function renderMeters() {
   $("credits").textContent = formatMoney(state.credits);
+  $("bet").textContent = formatMoney(betOnTable());
   $("last-bet").textContent = formatMoney(state.last_bet);
   $("last-win").textContent = formatMoney(state.last_win);
 }
@@ -858,10 +953,10 @@ function renderMeters() {
 // What the table is doing, in a player's words (the dealer's own instructions are for the
 // croupier tablet, not for players).
 function tableNews(t) {
-  if (t.station?.prompt) return "Your turn";
-  if (t.stations_asked > 0) return "Waiting for the other players";
-  if (state.round?.phase === "dealer") return "The dealer plays the dealer's hand";
-  return "The dealer is dealing";
+  if (t.station?.prompt) return gettext("Your turn");
+  if (t.stations_asked > 0) return gettext("Waiting for the other players");
+  if (state.round?.phase === "dealer") return gettext("The dealer plays the dealer's hand");
+  return gettext("The dealer is dealing");
 }
 
 function renderPhase() {
@@ -896,8 +991,10 @@ function renderTable() {
   });
   let total = "";
   if (t && t.dealer.total !== undefined) {
-    if (t.dealer.blackjack) total = "Blackjack";
-    else if (t.dealer.bust || t.dealer.total > 21) total = `${t.dealer.total}, bust`;
+    if (t.dealer.blackjack) total = gettext("Blackjack");
+    else if (t.dealer.bust || t.dealer.total > 21) {
+      total = format(gettext("%(total)s, bust"), { total: t.dealer.total });
+    }
     else total = String(t.dealer.total);
   }
   $("dealer-total").textContent = total;
@@ -927,14 +1024,19 @@ function handNode(hand, i, count, p) {
     cardsNode(hand.cards),
     el("p", { className: "hand-line" }, [
       el("span", { className: "hand-total", text: total }),
-      el("span", { className: "hand-stake", text: `Stake ${formatMoney(hand.stake)}` }),
+      el("span", {
+        className: "hand-stake",
+        text: format(gettext("Stake %(amount)s"), { amount: formatMoney(hand.stake) }),
+      }),
     ]),
   ];
   if (hand.result) {
     parts.push(
       el("p", {
         className: `hand-result result-${hand.result}`,
-        text: `${RESULTS[hand.result] || hand.result} · returned ${formatMoney(hand.returned)}`,
+        text: format(gettext("%(result)s · returned %(amount)s"), {
+          result: RESULTS[hand.result] || hand.result, amount: formatMoney(hand.returned),
+        }),
       })
     );
   }
@@ -942,7 +1044,9 @@ function handNode(hand, i, count, p) {
     "div",
     {
       className: `hand${asked ? " asked" : ""}`,
-      "aria-label": count > 1 ? `Your hand ${i + 1} of ${count}` : "Your hand",
+      "aria-label": count > 1
+        ? format(gettext("Your hand %(n)s of %(count)s"), { n: i + 1, count: count })
+        : gettext("Your hand"),
       role: "group",
     },
     parts
@@ -960,6 +1064,11 @@ function renderSpots() {
   // next round's cards, even once its bets are open.
   const shown = shownView();
   const roundId = shown ? shown.view.round.id : state.round ? state.round.id : null;
+  const perPress = state.info && selectedChip
+    ? Number(selectedChip) * (1 + state.info.special_bets.length) : null;
+  Object.keys(boxNodes).forEach((key) => {
+    boxNodes[key].betAllAmount.textContent = perPress ? formatMoney(perPress.toFixed(2)) : "";
+  });
   Object.keys(spots).forEach((key) => {
     const spot = spots[key];
     const stake = stakes[key];
@@ -968,10 +1077,14 @@ function renderSpots() {
     const returned = specialResults[`${roundId}:${key}`];
     spot.result.textContent =
       spot.code !== "main" && returned !== undefined
-        ? Number(returned) > 0 ? `Returned ${formatMoney(returned)}` : "Lost"
+        ? Number(returned) > 0
+          ? format(gettext("Returned %(amount)s"), { amount: formatMoney(returned) })
+          : gettext("Lost")
         : "";
-    let label = `Box ${spot.box} ${betName(spot.code).toLowerCase()}`;
-    if (stake) label += `, ${formatMoney(stake)} staked`;
+    let label = format(gettext("Box %(box)s %(bet)s"), {
+      box: spot.box, bet: betName(spot.code).toLowerCase(),
+    });
+    if (stake) label += format(gettext(", %(amount)s staked"), { amount: formatMoney(stake) });
     spot.button.setAttribute("aria-label", label);
   });
 }
@@ -1030,26 +1143,34 @@ function showQuestion(p) {
 
 function renderDispute(halted) {
   const note = $("halted");
-  const text = halted ? `Round ${state.round.number} is halted: a dispute waits for the supervisor.` : "";
+  const text = halted
+    ? format(gettext("Round %(number)s is halted: a dispute waits for the supervisor."), {
+      number: state.round.number,
+    })
+    : "";
   note.hidden = !halted;
   if (note.textContent !== text) note.textContent = text;
   const d = joined && state ? state.dispute : null;
   $("dispute-button").disabled = !d || d.halted;
-  let about = "Nothing to dispute now";
-  if (d?.halted) about = `Round ${d.number} is under review.`;
+  let about = gettext("Nothing to dispute now");
+  if (d?.halted) about = format(gettext("Round %(number)s is under review."), { number: d.number });
   else if (d?.until) {
-    about = "Round " + d.number + " can be disputed until " +
-      new Date(Date.parse(d.until) - clockOffset).toLocaleTimeString() + ".";
-  } else if (d) about = `Round ${d.number} can be disputed.`;
+    about = format(gettext("Round %(number)s can be disputed until %(time)s."), {
+      number: d.number, time: clockText(new Date(Date.parse(d.until) - clockOffset)),
+    });
+  } else if (d) about = format(gettext("Round %(number)s can be disputed."), { number: d.number });
   $("dispute-text").textContent = about;
 }
 
 function promptText(p) {
-  if (!p) return "No question open";
-  if (p.kind === "insurance") return `Box ${p.box}: insurance?`;
-  if (p.kind === "even_money") return `Box ${p.box}: even money?`;
-  if (p.kind === "bonus_pick") return `Box ${p.box}: pick a card for the In For 6 bonus`;
-  return `Box ${p.box}: your decision`;
+  if (!p) return gettext("No question open");
+  const box = { box: p.box };
+  if (p.kind === "insurance") return format(gettext("Box %(box)s: insurance?"), box);
+  if (p.kind === "even_money") return format(gettext("Box %(box)s: even money?"), box);
+  if (p.kind === "bonus_pick") {
+    return format(gettext("Box %(box)s: pick a card for the In For 6 bonus"), box);
+  }
+  return format(gettext("Box %(box)s: your decision"), box);
 }
 
 function renderWin() {
@@ -1065,9 +1186,9 @@ function renderWin() {
   let text = "";
   if (show) {
     const amount = formatMoney(state.last_win);
-    if (state.win === "big") text = `Big win! ${amount}`;
-    else if (state.win === "nice") text = `Nice win! ${amount}`;
-    else text = `You win ${amount}`;
+    if (state.win === "big") text = format(gettext("Big win! %(amount)s"), { amount: amount });
+    else if (state.win === "nice") text = format(gettext("Nice win! %(amount)s"), { amount: amount });
+    else text = format(gettext("You win %(amount)s"), { amount: amount });
   }
   if (node.textContent !== text) node.textContent = text;
   node.className = `win${show ? ` win-${state.win}` : ""}`;
@@ -1077,13 +1198,18 @@ function renderHistory() {
   const list = $("dealer-history");
   list.textContent = "";
   (state.dealer_history || []).forEach((h) => {
-    const text = h.blackjack ? "BJ" : String(h.total);
-    const label = h.blackjack ? "blackjack" : h.bust ? `${h.total}, bust` : String(h.total);
+    const text = h.blackjack ? gettext("BJ") : String(h.total);
+    const label = h.blackjack
+      ? gettext("blackjack")
+      : h.bust ? format(gettext("%(total)s, bust"), { total: h.total }) : String(h.total);
+    const named = format(gettext("Round %(number)s: %(outcome)s"), {
+      number: h.number, outcome: label,
+    });
     list.appendChild(
       el("li", {
         className: `outcome${h.bust ? " bust" : ""}${h.blackjack ? " bj" : ""}`,
-        title: `Round ${h.number}: ${label}`,
-        "aria-label": `Round ${h.number}: ${label}`,
+        title: named,
+        "aria-label": named,
         text: text,
       })
     );
@@ -1091,16 +1217,16 @@ function renderHistory() {
   const stats = $("dealer-stats");
   stats.textContent = "";
   const s = state.dealer_stats;
-  let rows = [["Rounds", s ? String(s.rounds) : "0"]];
+  let rows = [[gettext("Rounds"), s ? String(s.rounds) : "0"]];
   if (s?.rounds) {
     rows = rows.concat([
-      ["Bust", `${s.bust_percent}% (${s.bust})`],
-      ["Blackjacks", String(s.blackjack)],
+      [gettext("Bust"), `${s.bust_percent}% (${s.bust})`],
+      [gettext("Blackjacks"), String(s.blackjack)],
     ]);
     ["17", "18", "19", "20", "21"].forEach((total) => {
       rows.push([total, String(s.totals[total])]);
     });
-    rows.push(["Under 17", String(s.under_17)]);
+    rows.push([gettext("Under 17"), String(s.under_17)]);
   }
   rows.forEach((row) => {
     stats.appendChild(
@@ -1139,7 +1265,7 @@ function tick() {
     return;
   }
   const left = Math.max(0, Math.ceil((Date.parse(deadline) - (Date.now() + clockOffset)) / 1000));
-  const text = `${left} s`;
+  const text = format(gettext("%(seconds)s s"), { seconds: left });
   timer.dataset.active = "true";
   timer.dataset.urgent = left <= 5 ? "true" : "false";
   if (value.textContent !== text) value.textContent = text;
