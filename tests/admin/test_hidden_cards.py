@@ -29,7 +29,7 @@ from rounds.engine import Decision
 from rounds.models import Round, RoundEvent
 from stations import commands
 from stations.commands import place_bets
-from tablehub.models import Report, Table, TableConfig
+from tablehub.models import Report, Shoe, Table, TableConfig
 
 pytestmark = pytest.mark.django_db
 
@@ -133,6 +133,8 @@ def site_urls(table) -> list[str]:
         "station_name": list(table.stations.values_list("name", flat=True)),
         "version": list(TableConfig.objects.values_list("version", flat=True)),
         "report_id": list(Report.objects.values_list("pk", flat=True)),
+        "shoe_id": list(Shoe.objects.values_list("pk", flat=True)),
+        "language": ["en", "es"],
     }
     urls = []
     for route in _routes(get_resolver().url_patterns, ""):

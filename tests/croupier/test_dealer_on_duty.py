@@ -9,10 +9,10 @@ from croupier.models import DealerChange
 from rounds.models import Round
 from tablehub import roles
 from tests.croupier.test_tablet_socket import (  # noqa: F401 (fixtures)
-    _close_the_consumers_connection,
-    _fast_passwords,
     bet,
+    close_the_consumers_connection,
     db,
+    fast_passwords,
     stack,
     staff,
     table,

@@ -33,7 +33,7 @@ db = database_sync_to_async
 
 
 @pytest.fixture(autouse=True)
-async def _close_the_consumers_connection():
+async def close_the_consumers_connection():
     """The consumers' database work runs in asgiref's sync thread; close its connection so
     the test database can be dropped afterwards."""
     yield
@@ -41,7 +41,7 @@ async def _close_the_consumers_connection():
 
 
 @pytest.fixture(autouse=True)
-def _fast_passwords(settings):
+def fast_passwords(settings):
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 
 
@@ -53,7 +53,7 @@ def staff(username, role=None):
 
 
 @pytest.fixture
-def table(transactional_db, _fast_passwords):
+def table(transactional_db, fast_passwords):
     jurisdiction = Jurisdiction.objects.create(code="wa", name="Washington")
     table = Table.objects.create(name="t1", jurisdiction=jurisdiction)
     table.set_reader_key("reader-secret")

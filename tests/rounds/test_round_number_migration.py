@@ -11,20 +11,14 @@ def newest() -> list[tuple[str, str]]:
     return executor.loader.graph.leaf_nodes()
 
 
-def before_numbers() -> list[tuple[str, str]]:
-    """Every app at its newest migration, but the rounds just before they were numbered."""
-    return [
-        ("rounds", "0006_event_kept") if app == "rounds" else (app, name)
-        for app, name in newest()
-    ]
-
-
 @pytest.mark.django_db(transaction=True)
 def test_existing_rounds_are_numbered_per_table_in_their_order():
-    before = before_numbers()
+    # The rounds just before they were numbered, and what depends on their numbers unapplied
+    # with them (the migrations of later features); every other app as it is.
     executor = MigrationExecutor(connection)
-    executor.migrate(before)
-    old = executor.loader.project_state(before).apps
+    executor.migrate([("rounds", "0006_event_kept")])
+    executor.loader.build_graph()
+    old = executor.loader.project_state(list(executor.loader.applied_migrations)).apps
     Jurisdiction = old.get_model("tablehub", "Jurisdiction")
     Table, TableConfig = (
         old.get_model("tablehub", "Table"),
