@@ -177,8 +177,9 @@ def test_the_croupier_tablet_has_no_serious_accessibility_violation(
     log_in(page, server, "dealer", demo.logins["dealer"])
     page.get_by_role("link", name=demo.table.name).click()
     expect(page.locator("#connection")).to_have_text("Connected")
+    expect(page.locator("#prompt")).to_have_text("open bets")  # the tablet has its state
     button(page, "Open table").click()
-    expect(page.locator("#prompt")).to_have_text("close bets")
+    expect(page.locator("#prompt")).to_have_text("close bets", timeout=15_000)  # a loaded CI
     assert serious_violations(page) == []
     button(page, "Void round").click()
     dialog = page.get_by_role("dialog", name="Supervisor approval: Void round")
