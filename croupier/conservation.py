@@ -23,10 +23,10 @@ from django.db import transaction
 
 from croupier.models import CardAlert
 from rounds.engine import EngineError
-from rounds.models import Round, RoundEvent
+from rounds.models import UNFINISHED, Round, RoundEvent
 from rounds.selectors import dealt_cards
 from tablehub import broadcast
-from tablehub.models import Shoe
+from tablehub.models import Shoe, Table
 
 log = logging.getLogger("tablehub.croupier")
 
@@ -109,3 +109,34 @@ def reconcile(shoe: Shoe) -> dict[str, Any]:
         "alerts": CardAlert.objects.filter(shoe=shoe).count(),
         "conserved": not over and accounted == shoe.cards_drawn,
     }
+
+
+def reconcile_at_close(table_id: int) -> None:
+    """A closed table's open shoe, once no round of the table is left unfinished: its
+    reconciliation as of the close, stored with it. The shoe stays open (the reader's sequence
+    goes on when the table reopens); a new shoe reconciles it again when it ends."""
+    if (
+        Table.objects.filter(pk=table_id, is_open=False).exists()
+        and not Round.objects.filter(table_id=table_id, phase__in=UNFINISHED).exists()
+    ):
+        for shoe in Shoe.objects.filter(table_id=table_id, closed_at__isnull=True):
+            shoe.reconciliation = reconcile(shoe)
+            shoe.save(update_fields=["reconciliation"])
+            if not shoe.reconciliation["conserved"]:
+                log.warning(
+                    "table %s shoe %s unreconciled at the close: %s",
+                    table_id,
+                    shoe.pk,
+                    shoe.reconciliation,
+                )
+
+
+def round_ended(sender: type[Round], instance: Round, update_fields: Any, **kwargs: Any) -> None:
+    """The last round of a closed table ended: its shoe is reconciled (``reconcile_at_close``)."""
+    if update_fields is not None and "phase" not in update_fields:
+        return
+    if instance.phase in UNFINISHED:
+        return
+    # After the commit: the scan that ended the round counts its card after the round's save.
+    table_id = instance.table_id
+    transaction.on_commit(lambda: reconcile_at_close(table_id))

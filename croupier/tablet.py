@@ -21,7 +21,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from croupier import dealers, virtual_shoe
-from croupier.conservation import CardCountExceeded, raise_alert, reconcile
+from croupier.conservation import CardCountExceeded, raise_alert, reconcile, reconcile_at_close
 from croupier.services import (
     apply_passed_deadline,
     check_shoe_copies,
@@ -89,6 +89,7 @@ def close_table(table: Table, by: str = "") -> None:
         if closed:
             _tell_stations_on_commit(table, {"type": "table_status", "open": False})
             fair_shoe.reveal_ended(table)  # closing the table ends its virtual shoe
+            reconcile_at_close(table.pk)  # now, or when its last round ends
         _tell_tablets_on_commit(table, "table")
 
 

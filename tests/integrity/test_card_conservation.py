@@ -11,7 +11,7 @@ from croupier.conservation import CODE
 from croupier.consumers import scan_reply
 from croupier.models import CardAlert
 from croupier.services import current_shoe, face_down_card
-from croupier.tablet import manual_card, new_shoe
+from croupier.tablet import close_table, manual_card, new_shoe, open_table
 from rounds import writer
 from rounds.engine import Decision, EngineError, RuleSet
 from rounds.models import RoundEvent
@@ -134,3 +134,31 @@ def test_a_shoe_whose_log_deals_a_card_too_often_ends_unreconciled(table, caplog
     assert reconciliation["by_card"]["9S"] == 2
     assert (reconciliation["over"], reconciliation["conserved"]) == (["9S"], False)
     assert any("ended unreconciled" in r.getMessage() for r in caplog.records)
+
+
+def test_closing_the_table_reconciles_its_shoe_once_its_last_round_ends(
+    table, django_capture_on_commit_callbacks
+):
+    """The table closed mid-round: the shoe is reconciled when that round has ended, with its
+    cards; it stays the table's open shoe (the reader's sequence goes on at the reopening)."""
+    Table.objects.filter(pk=table.pk).update(is_open=True)
+    round = a_round(table)
+    for card in ("9S", "6C", "TD", "7H"):
+        read(table, card)
+    close_table(table, by="dealer")
+    shoe = current_shoe(table)
+    assert shoe.reconciliation is None  # a round is still being dealt from it
+    writer.record(round.pk, Decision("s1", "stand"))
+    with django_capture_on_commit_callbacks(execute=True):
+        read(table, "5D")  # the dealer's 18: the last round settles
+    shoe = Shoe.objects.get(pk=shoe.pk)
+    assert shoe.closed_at is None and current_shoe(table) == shoe
+    assert (shoe.reconciliation["rounds"], shoe.reconciliation["cards_dealt"]) == ([round.pk], 5)
+    assert shoe.reconciliation["conserved"] is True
+    # Reopened and closed again with nothing dealt: reconciled at once, the same cards.
+    open_table(table)
+    Shoe.objects.filter(pk=shoe.pk).update(reconciliation=None)
+    close_table(table, by="dealer")
+    assert Shoe.objects.get(pk=shoe.pk).reconciliation["by_card"] == {
+        "5D": 1, "6C": 1, "7H": 1, "9S": 1, "TD": 1,
+    }  # fmt: skip
