@@ -4,7 +4,8 @@ A replay table (``Table.is_replay``, which reports leave out) is configured from
 scenario; the ASGI server runs in this process on 127.0.0.1 (or a running one is used,
 ``url``); one websocket client per station plays the
 station protocol (docs/protocol.md) and one client is the card reader. Each station cashes
-in, places its bets, and answers every prompt with its next action; when its list is empty
+in (in seat mode takes its seat and sets its follow choice), places its bets, and answers
+every prompt with its next action (``leave``: it leaves its seat); when its list is empty
 it sends nothing and the table's timer answers for it. The outcome is read back from the
 database (hands, ledger, special bets, the dealer's hand from the event log), never from an
 engine in memory. The In For 6 assignment comes from the scenario's ``bonus`` through the
@@ -41,11 +42,11 @@ from payouts.specials import parse_paytables
 from payouts.specials.bonus import fixed_bonus
 from rounds import timers, writer
 from rounds.engine import EngineError
-from rounds.engine.scenario import Scenario, parse_scenario, shoe_exhausted
+from rounds.engine.scenario import LEAVE, Scenario, parse_scenario, shoe_exhausted
 from rounds.selectors import round_outcome
 from stations.models import Station
 from tablehub.loopback import free_port, wait_for_port
-from tablehub.models import Jurisdiction, Table, TableConfig
+from tablehub.models import Jurisdiction, Play, Table, TableConfig
 
 _SERVER: dict[str, Any] = {}
 REPLAY_LIMIT_SECONDS = 120
@@ -176,11 +177,13 @@ def jsonable(value: Any) -> Any:
 def _set_up(data: dict, scenario: Scenario, timer_ms: int | None) -> tuple[Table, dict]:
     tag = secrets.token_hex(4)
     seconds = (timer_ms or 15_000) / 1000
+    seating = scenario.seating
     jurisdiction = Jurisdiction.objects.create(
         code=f"replay-{tag}",
         name="Scenario replay",
         max_decision_seconds=max(25, int(seconds)),
         abandoned_hands=scenario.abandoned_hands,  # the table's timer plays them so
+        special_bets_behind=sorted(seating.behind_special_bets) if seating else [],
     )
     table = Table.objects.create(
         name=f"replay-{tag}", jurisdiction=jurisdiction, boxes=scenario.boxes, is_replay=True
@@ -200,6 +203,8 @@ def _set_up(data: dict, scenario: Scenario, timer_ms: int | None) -> tuple[Table
             "play": seconds,
             "decision": seconds,
         },
+        play=Play.SEAT if seating else Play.COMMON_DRAW,
+        behind_cap=seating.behind_cap if seating else None,
     )
     keys = {}
     for name in scenario.credits:
@@ -253,14 +258,11 @@ class StationClient:
             else:
                 continue  # nothing to say: the timer answers
             self.sent += 1
+            answer = {"type": "decide", "action": action}
+            if action == LEAVE:  # the player gets up: the table answers for the seat
+                answer = {"type": "leave_seat"}
             await self.ws.send(
-                json.dumps(
-                    {
-                        "type": "decide",
-                        "action": action,
-                        "client_id": f"{self.name}-answer-{self.sent}",
-                    }
-                )
+                json.dumps(answer | {"client_id": f"{self.name}-answer-{self.sent}"})
             )
 
 
@@ -291,6 +293,11 @@ async def _replay(url: str, table: Table, scenario: Scenario, keys: dict) -> dic
             clients[name] = client
             if credits > 0:
                 await client.request({"type": "cash_in", "amount": str(credits)})
+        seating = scenario.seating
+        for box, name in sorted(seating.seats.items()) if seating else ():
+            await clients[name].request({"type": "take_seat", "box": box})
+        for name in sorted(seating.follow) if seating else ():
+            await clients[name].request({"type": "set_follow", "follow": True})
         round = await sync_to_async(writer.open_round)(table)
         for name, client in clients.items():  # each station's bets as one group
             bets = [

@@ -107,6 +107,7 @@ class RoundEvent(AppendOnly):
         DECISION = "decision"
         TIMEOUT = "timeout"
         BONUS_ASSIGNED = "bonus_assigned"
+        SEAT_LEFT = "seat_left"  # seat mode: the seated player left mid-round
         # Records of what happened to the round, which replaying skips: who voided it and
         # why (every way a round ends without a settlement), a station's dispute and its
         # resolution, a supervisor's correction of cards already logged (replay applies it
@@ -215,6 +216,7 @@ ENGINE_KINDS = frozenset(
         RoundEvent.Kind.DECISION,
         RoundEvent.Kind.TIMEOUT,
         RoundEvent.Kind.BONUS_ASSIGNED,
+        RoundEvent.Kind.SEAT_LEFT,
     }
 )
 RECORD_KINDS = frozenset(

@@ -20,7 +20,7 @@ from decimal import Decimal
 from typing import Any
 
 from rounds.engine import Bet as EngineBet
-from rounds.engine import EngineError, Notice
+from rounds.engine import EngineError, Notice, Seating
 from rounds.engine import Round as Engine
 from rounds.engine.codec import load_event
 from rounds.models import CARD_KINDS, ENGINE_KINDS, Round, RoundEvent
@@ -46,7 +46,8 @@ Refusal = Callable[[RoundEvent, EngineError, Fixes], None]
 
 def new_engine(round: Round, bets_closed: dict[str, Any]) -> Engine:
     """The engine as the table built it when bets closed: the round's configuration version,
-    the bets and each station's credits of the ``bets_closed`` payload."""
+    the bets and each station's credits of the ``bets_closed`` payload, and in seat mode
+    its seating (who sat where, who follows, what may be bet behind)."""
     config = round.config
     bets = [EngineBet(s, box, code, Decimal(stake)) for s, box, code, stake in bets_closed["bets"]]
     credits = {name: Decimal(amount) for name, amount in bets_closed["credits"].items()}
@@ -57,6 +58,7 @@ def new_engine(round: Round, bets_closed: dict[str, Any]) -> Engine:
         round.table.boxes,
         config.paytables(),
         config.special_limits(),
+        Seating.from_data(bets_closed["seating"]) if "seating" in bets_closed else None,
     )
 
 

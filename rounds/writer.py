@@ -49,7 +49,7 @@ from django.utils import timezone
 from payouts import ledger
 from payouts.maingame import abandoned
 from payouts.specials import bonus
-from rounds import chain, receipts, replay, timers
+from rounds import chain, receipts, replay, seats, timers
 from rounds.engine import Decision, EngineError, Notice, Timeout
 from rounds.engine import Round as Engine
 from rounds.engine.codec import dump_event
@@ -328,6 +328,20 @@ def stations_bets(round: Round, station_ids: Sequence[int]) -> dict[int, list[Be
     return {pk: known[pk] if pk in known else found[pk] for pk in station_ids}
 
 
+def bets_on_boxes(round: Round, boxes: Iterable[int]) -> list[Bet]:
+    """Every station's bets on these boxes of the round (the station joined), this batch's
+    changes not yet written included: what a seat's cap behind it counts."""
+    boxes = set(boxes)
+    held = _held(round.pk) is not None
+    known = _HELD.bets if held and _HELD.bets is not None else {}
+    found = list(
+        round.bets.filter(box__in=boxes)
+        .exclude(station_id__in=list(known))
+        .select_related("station")
+    )
+    return found + [bet for bets in known.values() for bet in bets if bet.box in boxes]
+
+
 def _held(round_id: int) -> Round | None:
     held = _HELD.round
     return held if held is not None and held.pk == round_id else None
@@ -396,9 +410,7 @@ def open_round(table: Table) -> Round:
         config = table.current_config()
         assert config is not None  # a table without a configuration cannot open a round
         number, dealer_id = _next_number(table)
-        round = Round.objects.create(
-            table=table, number=number, config=config, dealer_id=dealer_id
-        )
+        round = Round.objects.create(table=table, number=number, config=config, dealer_id=dealer_id)
         _start_timer(round, "betting", "betting")
         round.save(update_fields=["step_key", "deadline"])
         assert round.deadline is not None  # _start_timer gave the step its deadline
@@ -529,7 +541,11 @@ def _close_bets(round: Round) -> list[Notice]:
     bets = list(round.bets.select_related("station").order_by("station__name", "box", "pk"))
     # The stations' credits, locked: nothing takes money from them until the stakes are in.
     balances = ledger.lock_credits(b.station for b in bets)
-    refused = _refuse_uncovered_bets(round, bets, balances)
+    seating = seats.seating_of(round)
+    refusals = _uncovered(bets, balances)
+    if seating is not None:
+        refusals |= seats.refusals(seating, [b for b in bets if b.station_id not in refusals])
+    refused = _take_off(round, bets, refusals)
     bets = [b for b in bets if b.station_id not in refused]
     if not bets:  # nobody bet: keep betting open for another betting time
         windows = int(round.step_key.partition(":")[2] or 0) + 1
@@ -542,10 +558,12 @@ def _close_bets(round: Round) -> list[Notice]:
         publish_news(round, [Notice("public", {"type": "betting_restarted", **restarted})])
         return []
     credits = {b.station.name: balances[b.station_id] for b in bets}
-    payload = {
+    payload: dict[str, Any] = {
         "bets": [[b.station.name, b.box, b.code, str(b.stake)] for b in bets],
         "credits": {name: str(amount) for name, amount in credits.items()},
     }
+    if seating is not None:
+        payload["seating"] = seating.as_data()
     live = _own(_live(round, replay.new_engine(round, payload), ledger.RoundBooks()))
     _append(round, RoundEvent.Kind.BETS_CLOSED, payload)
     _write(round, live)
@@ -554,28 +572,36 @@ def _close_bets(round: Round) -> list[Notice]:
     return notices
 
 
-def _refuse_uncovered_bets(
-    round: Round, bets: list[Bet], credits: Mapping[int, Decimal]
-) -> dict[int, Notice]:
-    """Take off the bets of each station whose credits (locked) no longer cover its stakes,
-    as a correction or a void of an earlier round can leave them: that station is told and
-    the table goes on without its bets (the stations' checks made every bet fit when it was
-    placed). Station id -> its notice."""
+def _uncovered(bets: list[Bet], credits: Mapping[int, Decimal]) -> dict[int, EngineError]:
+    """The stations whose credits (locked) no longer cover their stakes, as a correction or a
+    void of an earlier round can leave them (the stations' checks made every bet fit when it
+    was placed). Station id -> why."""
     staked: dict[int, Decimal] = {}
     for b in bets:
         staked[b.station_id] = staked.get(b.station_id, Decimal(0)) + b.stake
-    refused: dict[int, Notice] = {}
+    refused: dict[int, EngineError] = {}
     for b in bets:
         if b.station_id in refused or staked[b.station_id] <= credits[b.station_id]:
             continue
-        error = EngineError(
+        refused[b.station_id] = EngineError(
             f"credits {fmt(credits[b.station_id])} do not cover the stakes "
             f"{fmt(staked[b.station_id])}",
             b.station.name,
             code="insufficient_credits",
         )
-        refused[b.station_id] = Notice(
-            b.station.name, {"type": "bets_refused", "code": error.code, "message": error.line()}
+    return refused
+
+
+def _take_off(
+    round: Round, bets: list[Bet], refusals: Mapping[int, EngineError]
+) -> dict[int, Notice]:
+    """Take off every bet of each refused station at the close: that station is told why and
+    the table goes on without its bets. Station id -> its notice."""
+    refused: dict[int, Notice] = {}
+    for station_id, error in refusals.items():
+        name = next(b.station.name for b in bets if b.station_id == station_id)
+        refused[station_id] = Notice(
+            name, {"type": "bets_refused", "code": error.code, "message": error.line()}
         )
         log.warning(
             "table %s round %s: bets refused at the close: %s",
@@ -704,7 +730,8 @@ def _timed_out(round: Round) -> list[Notice]:
     everything, by default) gets the table's timeout action."""
     notices: list[Notice] = []
     chart = _abandoned_hands_chart(round)
-    while chart is not None:
+    step = round.step_key
+    while chart is not None and round.step_key == step:  # seat mode: a next seat has its timer
         engine = _locked_live(round).engine
         made = [abandoned.automatic_decision(engine, s, chart) for s in engine.prompted_stations]
         if not any(made):
@@ -712,7 +739,7 @@ def _timed_out(round: Round) -> list[Notice]:
         for decision in made:
             if decision is not None:
                 notices += _record(round, decision)
-    if _locked_live(round).engine.prompted_stations:
+    if round.step_key == step and _locked_live(round).engine.prompted_stations:
         notices += _record(round, Timeout())
     return notices
 
@@ -924,11 +951,13 @@ def time_step(round: Round) -> None:
 # -- inside the writer -------------------------------------------------------------------------
 
 
-def _start_timer(round: Round, key: str, phase: str) -> None:
-    """Give the step ``key`` its deadline (the table's timer for ``phase``) and fire it then;
-    the caller saves the round."""
+def _start_timer(round: Round, key: str, phase: str, seconds: float | None = None) -> None:
+    """Give the step ``key`` its deadline (the table's timer for ``phase``, or ``seconds``)
+    and fire it then; the caller saves the round."""
     round.step_key = key
-    round.deadline = timezone.now() + timedelta(seconds=timer_seconds(round, phase))
+    if seconds is None:
+        seconds = timer_seconds(round, phase)
+    round.deadline = timezone.now() + timedelta(seconds=seconds)
     timers.schedule(round.pk, key, round.deadline)
 
 
@@ -1045,11 +1074,17 @@ def _step_key(engine: Engine, generation: int = 0) -> str:
 
 
 def _time_the_step(round: Round, engine: Engine, generation: int = 0) -> None:
-    """A step with stations to answer gets a deadline; a new step, a new deadline."""
+    """A step with stations to answer gets a deadline; a new step, a new deadline. In seat
+    mode a seat whose player left mid-round (``SeatLeft``) is answered at once: its step's
+    deadline is now, and the timeout plays it by the abandoned-hands rule."""
     if not engine.prompted_stations:
         round.step_key, round.deadline = "", None
         return
     key = _step_key(engine, generation)
+    if engine.left and set(engine.prompted_stations) <= engine.left:
+        if key != round.step_key or round.deadline is None or round.deadline > timezone.now():
+            _start_timer(round, key, engine.phase.value, seconds=0)
+        return
     if key == round.step_key or round.step_key.startswith(key + ":r"):
         return  # the same step (":r<seq>": its timer started again after a dispute)
     _start_timer(round, key, engine.phase.value)

@@ -29,7 +29,7 @@ from rounds.engine import Round as Engine
 from rounds.engine.errors import shown
 from rounds.engine.money import check_stake_limits, fmt
 from rounds.models import Round
-from stations import protection
+from stations import protection, seats
 from stations.models import Station, StationCommand
 from stations.recall import station_recall
 from stations.selectors import (
@@ -297,6 +297,7 @@ def _check_bets(station: Station, round: Round, totals: dict[tuple[int, str], De
         check_stake_limits(code, stake, limit, station.name, box)
     bets = [EngineBet(station.name, box, code, stake) for (box, code), stake in totals.items()]
     check_placement(bets, config.ruleset().special_without_main, config.paytables())
+    seats.check_bet(station, round, totals)  # seat mode: its own seat, or behind one
     staked = sum(totals.values(), Decimal(0))
     credits = protection.standing(station).credits  # read under the station's lock
     if staked > credits:
@@ -490,6 +491,24 @@ def _decide(station: Station, message: dict[str, Any], at: datetime) -> None:
     writer.record(round.pk, Decision(station.name, action, hand), at)
 
 
+def _take_seat(station: Station, message: dict[str, Any], at: datetime) -> None:
+    box = message.get("box")
+    if isinstance(box, bool) or not isinstance(box, int):
+        raise EngineError(f"box must be a whole number, got {box!r}", code="bad_message")
+    seats.take_seat(station, box)
+
+
+def _leave_seat(station: Station, message: dict[str, Any], at: datetime) -> None:
+    seats.leave_seat(station)
+
+
+def _set_follow(station: Station, message: dict[str, Any], at: datetime) -> None:
+    follow = message.get("follow")
+    if not isinstance(follow, bool):
+        raise EngineError("follow must be true or false", code="bad_message")
+    seats.set_follow(station, follow)
+
+
 def _dispute(station: Station, message: dict[str, Any], at: datetime) -> None:
     """Dispute a round (docs/protocol.md, "Disputes"): the round halts for a supervisor."""
     round_id = message.get("round")
@@ -648,6 +667,9 @@ HANDLERS: dict[str, Callable[[Station, dict[str, Any], datetime], dict[str, Any]
     "bet_all": _bet_all,
     "let_it_play": _let_it_play,
     "decide": _decide,
+    "take_seat": _take_seat,
+    "leave_seat": _leave_seat,
+    "set_follow": _set_follow,
     "dispute": _dispute,
     "cash_in": _cash_in,
     "cash_out": _cash_out,
@@ -718,6 +740,9 @@ def station_states(stations: Sequence[Station], full: bool = True) -> list[dict[
                 # the seed this station gave for the next shuffle.
                 "virtual_shoe": fair_shoe.current_commitment(table.pk),
                 "shoe_seed": fair_shoe.pending_seed(station),
+                # Seat mode: who sits where, this station's seat and follow choice (null:
+                # common draw).
+                "seating": seats.seating_state(station, config),
             }
         if round is None:
             state["dispute"] = disputes.station_dispute(station, None, False, 0)

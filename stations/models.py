@@ -20,6 +20,11 @@ class Station(models.Model):
         choices=settings.LANGUAGES,
         help_text="the language of this station's page; empty: the player's browser chooses",
     )
+    follow_behind = models.BooleanField(
+        default=False,
+        help_text="seat mode: its bets behind a seat follow the seat's doubles and splits "
+        "when its credits cover them",
+    )
 
     class Meta:
         constraints = [
@@ -34,6 +39,23 @@ class Station(models.Model):
 
     def check_credential(self, secret: str) -> bool:
         return check_token(secret, self.credential)
+
+
+class TableSeat(models.Model):
+    """Seat mode: the station sitting at one seat (box) of its table, until it leaves. A
+    round keeps the seating it closed its bets with (``bets_closed``), so a seat taken or
+    left mid-round changes the next round, not this one."""
+
+    table = models.ForeignKey("tablehub.Table", on_delete=models.CASCADE, related_name="seats")
+    box = models.PositiveSmallIntegerField()
+    station = models.OneToOneField(Station, on_delete=models.CASCADE, related_name="seat")
+    taken_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["table", "box"], name="one_station_a_seat")]
+
+    def __str__(self) -> str:
+        return f"{self.table} seat {self.box}: {self.station.name}"
 
 
 class PlayerSession(models.Model):

@@ -42,4 +42,3 @@ def station_page(request: HttpRequest, table_id: int, station_name: str) -> Http
     response["Referrer-Policy"] = "no-referrer"
     response["Cache-Control"] = "no-store"
     return response
-

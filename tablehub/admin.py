@@ -35,6 +35,7 @@ from tablehub.models import (
     DealerReport,
     InstallCheck,
     Jurisdiction,
+    Play,
     Report,
     Shoe,
     Table,
@@ -55,6 +56,12 @@ class JurisdictionForm(forms.ModelForm):
     blackjack_pays = forms.MultipleChoiceField(
         choices=[(p, p) for p in BLACKJACK_PAYS], widget=forms.CheckboxSelectMultiple
     )
+    special_bets_behind = forms.MultipleChoiceField(
+        choices=[(code, code) for code in BETS],
+        widget=forms.CheckboxSelectMultiple,
+        required=False,
+        help_text="seat mode: the special bets a station may bet behind a seat",
+    )
 
     class Meta:
         model = Jurisdiction
@@ -63,6 +70,7 @@ class JurisdictionForm(forms.ModelForm):
             "name",
             "source",
             "approved_special_bets",
+            "special_bets_behind",
             "blackjack_pays",
             "max_splits",
             "required_rules",
@@ -113,6 +121,7 @@ class JurisdictionAdmin(SimpleHistoryAdmin):
             {
                 "fields": (
                     "approved_special_bets",
+                    "special_bets_behind",
                     "blackjack_pays",
                     "max_splits",
                     "required_rules",
@@ -281,6 +290,17 @@ def _declared_fields() -> dict[str, forms.Field]:
     out["win_big"] = forms.DecimalField(label="big win", help_text="return / stakes")
     for code in BETS:
         out[f"special_{code}"] = forms.ChoiceField(required=False, label=code)
+    out["play"] = forms.ChoiceField(
+        choices=Play.choices,
+        label="play",
+        help_text="seat mode: 1 to 7 seats (the table's boxes), each with one seated player",
+    )
+    out["behind_cap"] = forms.DecimalField(
+        required=False,
+        decimal_places=2,
+        label="cap behind a seat",
+        help_text="seat mode: the most staked behind one seat, all stations together",
+    )
     return out
 
 
@@ -326,6 +346,8 @@ class BaseConfigForm(forms.ModelForm):
         thresholds = (data or {}).get("win_thresholds") or {"nice": "3", "big": "10"}
         self.fields["win_nice"].initial = thresholds.get("nice")
         self.fields["win_big"].initial = thresholds.get("big")
+        self.fields["play"].initial = (data or {}).get("play") or Play.COMMON_DRAW
+        self.fields["behind_cap"].initial = (data or {}).get("behind_cap")
         specials = (data or {}).get("special_bets") or {}
         self.options: dict[str, dict[str, Any]] = {}
         for code in BETS:
@@ -377,6 +399,8 @@ class BaseConfigForm(forms.ModelForm):
                 "nice": _text(data.get("win_nice")),
                 "big": _text(data.get("win_big")),
             },
+            "play": data.get("play") or Play.COMMON_DRAW,
+            "behind_cap": _text(data.get("behind_cap")),
         }
 
     def clean(self) -> dict[str, Any]:
@@ -444,6 +468,7 @@ def _fieldsets(add: bool) -> list:
     head = ["table"] if add else ["table", "version", "created_at", "created_by"]
     sets = [
         (None, {"fields": head}),
+        ("Play", {"fields": ["play", "behind_cap"]}),
         ("Rules", {"fields": [f"rule_{name}" for name in RULE_NAMES]}),
         ("Limits", {"fields": [name for _, *names in LIMIT_FIELDS for name in names]}),
         (
@@ -469,7 +494,18 @@ READ_ONLY_FIELDSETS = [
     ("Return to player", {"fields": ["paytables_rtp", "main_game_rtp"]}),
     (
         "Configuration",
-        {"fields": ["rules", "limits", "timers", "chips", "win_thresholds", "special_bets"]},
+        {
+            "fields": [
+                "play",
+                "behind_cap",
+                "rules",
+                "limits",
+                "timers",
+                "chips",
+                "win_thresholds",
+                "special_bets",
+            ]
+        },
     ),
 ]
 
@@ -648,9 +684,7 @@ class ShoeAdmin(ReadOnlyAdmin):
         ]
         if not rows:
             return "- (none: a card reader's shoe, or not shuffled yet)"
-        return format_html_join(
-            "", "<p>shuffle {}: commitment {}, {} card(s) dealt; {}</p>", rows
-        )
+        return format_html_join("", "<p>shuffle {}: commitment {}, {} card(s) dealt; {}</p>", rows)
 
     @admin.display(description="drawn")
     def counts(self, obj: Shoe) -> str:

@@ -39,14 +39,24 @@ from payouts.specials import BETS
 from payouts.specials.placement import MAX_SPECIAL_BETS_PER_BOX
 from rounds.engine import EngineError, RuleSet
 from rounds.engine.money import MAX_AMOUNT
-from tablehub.models import Jurisdiction, Table, TableConfig
+from rounds.engine.seating import MAX_SEATS
+from tablehub.models import Jurisdiction, Play, Table, TableConfig
 
 TIMERS = ("betting", "insurance", "decision", "bonus")  # seconds a station is given
 PACE_TIMERS = ("video_card",)  # how fast a video table deals: not a player's time
 LIMITS = ("main", "special", "let_it_play")
 MAX_CHIPS = 8  # seed 001 §4 ("up to 8 chips")
 MAX_PACE_SECONDS = 60  # a video table that waits longer than this for a card is broken
-PARTS = ("rules", "limits", "timers", "special_bets", "chips", "win_thresholds")
+PARTS = (
+    "rules",
+    "limits",
+    "timers",
+    "special_bets",
+    "chips",
+    "win_thresholds",
+    "play",
+    "behind_cap",
+)
 
 
 class Problems:
@@ -104,6 +114,9 @@ def check_config(table: Table, data: dict[str, Any]) -> dict[str, Any]:
     out["chips"] = _check_chips(data.get("chips", ["1", "5", "25", "100", "500"]), problems)
     out["win_thresholds"] = _check_thresholds(
         data.get("win_thresholds", {"nice": "3", "big": "10"}), problems
+    )
+    out["play"], out["behind_cap"] = _check_play(
+        table, data.get("play", Play.COMMON_DRAW), data.get("behind_cap"), problems
     )
     problems.raise_if_any()
     return out
@@ -302,6 +315,28 @@ def _check_special_bets(
             continue
         out[code] = pays
     return out
+
+
+def _check_play(
+    table: Table, play: object, cap: object, problems: Problems
+) -> tuple[str, str | None]:
+    """Common draw or seat mode (a traditional table: 1 to 7 seats, issue "Seat mode"), and
+    seat mode's cap on what is staked behind one seat."""
+    if play not in Play.values:
+        problems.add("play", f'play must be "common_draw" or "seat", got {play!r}')
+        return Play.COMMON_DRAW, None
+    assert isinstance(play, str)
+    if play == Play.SEAT and not 1 <= table.boxes <= MAX_SEATS:
+        problems.add(
+            "play", f"a seat-mode table has 1 to {MAX_SEATS} seats; this table has {table.boxes}"
+        )
+    if cap is None or cap == "":
+        return play, None
+    value = _money(cap)
+    if value is None or value <= 0:
+        problems.add("behind_cap", f"the cap behind a seat must be an amount above 0, got {cap!r}")
+        return play, None
+    return play, str(value.quantize(Decimal("0.01")))
 
 
 def _check_chips(data: object, problems: Problems) -> list[str]:

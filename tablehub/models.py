@@ -61,6 +61,12 @@ class Jurisdiction(models.Model):
     approved_special_bets = models.JSONField(
         default=all_bet_codes, blank=True, help_text="special bet codes a table may offer"
     )
+    special_bets_behind = models.JSONField(
+        default=list,
+        blank=True,
+        help_text="seat mode: the special bets a station may bet behind a seat (a main bet "
+        "behind is always allowed)",
+    )
     blackjack_pays = models.JSONField(
         default=all_blackjack_pays, help_text='blackjack payouts allowed, e.g. ["3:2", "6:5"]'
     )
@@ -188,6 +194,11 @@ class Jurisdiction(models.Model):
             errors["approved_special_bets"] = "a list of special bet codes"
         elif unknown := [b for b in bets if b not in BETS]:
             errors["approved_special_bets"] = f"unknown special bet {unknown[0]!r}"
+        behind = self.special_bets_behind
+        if not isinstance(behind, list) or not all(isinstance(b, str) for b in behind):
+            errors["special_bets_behind"] = "a list of special bet codes"
+        elif unknown := [b for b in behind if b not in BETS]:
+            errors["special_bets_behind"] = f"unknown special bet {unknown[0]!r}"
         pays = self.blackjack_pays
         if not isinstance(pays, list) or not pays or not all(isinstance(p, str) for p in pays):
             errors["blackjack_pays"] = 'a list of blackjack payouts, e.g. ["3:2"]'
@@ -275,6 +286,13 @@ def default_win_thresholds() -> dict[str, str]:
     return {"nice": "3", "big": "10"}
 
 
+class Play(models.TextChoices):
+    """How the stations play the boxes: common draw, or seats with bets behind them."""
+
+    COMMON_DRAW = "common_draw", "common draw"
+    SEAT = "seat", "seat mode"
+
+
 class TableConfig(models.Model):
     """One version of a table's rules, limits, timers and special bets (with paytables)."""
 
@@ -290,6 +308,21 @@ class TableConfig(models.Model):
     win_thresholds = models.JSONField(
         default=default_win_thresholds,
         help_text="return / stakes of a round that makes a nice or a big win",
+    )
+    play = models.CharField(
+        max_length=12,
+        choices=Play.choices,
+        default=Play.COMMON_DRAW,
+        help_text="common draw: every station plays every box; seat mode: each seat (box) "
+        "has one seated player, others bet behind it",
+    )
+    behind_cap = models.DecimalField(
+        max_digits=12,
+        decimal_places=2,
+        null=True,
+        blank=True,
+        help_text="seat mode: the most staked behind one seat, all stations together "
+        "(empty: no cap beyond the limits)",
     )
     created_at = models.DateTimeField(auto_now_add=True)
     created_by = models.ForeignKey(
@@ -322,6 +355,8 @@ class TableConfig(models.Model):
             "special_bets": self.special_bets,
             "chips": self.chips,
             "win_thresholds": self.win_thresholds,
+            "play": self.play,
+            "behind_cap": None if self.behind_cap is None else str(self.behind_cap),
         }
 
     def ruleset(self) -> RuleSet:

@@ -7,7 +7,7 @@ from typing import Any
 
 from .cards import parse_card
 from .errors import EngineError
-from .round import BonusAssigned, Burn, CardDrawn, Decision, Event, Timeout
+from .round import BonusAssigned, Burn, CardDrawn, Decision, Event, SeatLeft, Timeout
 
 
 def dump_event(event: Event) -> tuple[str, dict[str, Any]]:
@@ -32,6 +32,8 @@ def dump_event(event: Event) -> tuple[str, dict[str, Any]]:
             "box": event.box,
             "multipliers": [str(m) for m in event.multipliers],
         }
+    if isinstance(event, SeatLeft):
+        return "seat_left", {"station": event.station}
     raise EngineError(f"not an engine event: {event!r}")
 
 
@@ -48,4 +50,6 @@ def load_event(kind: str, payload: dict[str, Any]) -> Event:
     if kind == "bonus_assigned":
         first, second, third = (Decimal(m) for m in payload["multipliers"])
         return BonusAssigned(payload["station"], payload["box"], (first, second, third))
+    if kind == "seat_left":
+        return SeatLeft(payload["station"])
     raise EngineError(f"unknown event kind {kind!r}")

@@ -14,6 +14,13 @@ box's hands. In each player step every station answers for its hands in box
 order until it asks for a card or has finished them all; the next shoe card
 then goes to every hand that asked for one (spec/scenario-format.md, item 6).
 
+Seat mode (``seating``, rounds/engine/seating.py): each seat is a box with one seated
+station. The deal is the same two passes; then the seats play one at a time, seat 1 (the
+dealer's left) first, one question a step, and a card asked for goes to that hand at once.
+The hands behind a seat copy its cards and follow its decisions (``_follow``); insurance,
+even money and a bonus pick stay each station's own. ``SeatLeft`` records a seated player
+who left mid-round: the caller answers that seat's questions by the abandoned-hands rule.
+
 Special bets are settled through what the caller offers (``paytables``, rounds/engine/
 specials.py): each offered bet's paytable carries its evaluator, so this package knows no
 bet code and imports nothing from payouts/specials.
@@ -32,6 +39,7 @@ from .errors import EngineError
 from .hands import hand_total, is_two_card_21
 from .money import ZERO, cents, fmt
 from .rules import RuleSet
+from .seating import Seating
 from .specials import NO_SPECIAL_BETS, Multipliers, SettleAt, SpecialBets, SpecialLimits
 
 
@@ -113,7 +121,16 @@ class Timeout:
     station: str | None = None  # None: every station still asked in this step
 
 
-Event = Burn | CardDrawn | Decision | Timeout | BonusAssigned
+@dataclass(frozen=True, slots=True)
+class SeatLeft:
+    """Seat mode: the seated player left mid-round. The seat's questions are answered from
+    now on by the table's abandoned-hands rule (the caller's), at once, and those behind
+    follow those answers."""
+
+    station: str
+
+
+Event = Burn | CardDrawn | Decision | Timeout | BonusAssigned | SeatLeft
 
 
 @dataclass(frozen=True, slots=True)
@@ -177,6 +194,7 @@ class Hand:
     insurance_returned: Decimal = ZERO
     result: str | None = None
     returned: Decimal = ZERO
+    follows: Hand | None = None  # seat mode: the seat's hand this bet behind follows
 
     @property
     def total(self) -> int:
@@ -245,6 +263,7 @@ class Round:
         boxes: int = 3,
         paytables: SpecialBets | None = None,
         special_limits: SpecialLimits = None,
+        seating: Seating | None = None,
     ) -> None:
         """Close bets: take every stake from the stations' credits.
 
@@ -252,7 +271,8 @@ class Round:
         the special bets the table offers, by bet code, each paytable with its
         evaluator, and their placement rules (payouts.specials.Paytables; None: none
         offered); ``special_limits`` their [minimum, maximum], one pair for all or one
-        per bet code. Refuses (and builds nothing) when a bet is malformed, breaks a
+        per bet code; ``seating`` the seats of a seat-mode table (None: common draw).
+        Refuses (and builds nothing) when a bet is malformed, breaks a
         placement rule or the credits do not cover it.
         """
         self.rules = rules
@@ -261,7 +281,11 @@ class Round:
         self.seats: dict[str, Seat] = {}
         self.bets = list(bets)
         self.starting_credits = dict(credits)
+        self.seating = seating
+        self.left: set[str] = set()  # seat mode: seated players who left mid-round
         self._validate_bets(bets, credits)
+        if seating is not None:
+            seating.check(bets)
         if any(b.code != "main" for b in bets):
             self.paytables.check_placement(bets, rules.special_without_main, special_limits)
 
@@ -293,6 +317,10 @@ class Round:
             for hand in seat.hands:
                 self._box_hands[hand.box].append(hand)
         self.box_cards: dict[int, list[Card]] = {b: [] for b in self.boxes_in_play}
+        # Seat mode: each seat hand's hands behind, which copy its cards and follow its play.
+        self._followers: dict[Hand, list[Hand]] = {}
+        if seating is not None:
+            self._link_bets_behind(seating)
 
         self._deal_plan: list[str] = [f"box:{b}" for b in self.boxes_in_play] + ["dealer_up"]
         self._deal_plan += [f"box:{b}" for b in self.boxes_in_play]
@@ -422,7 +450,27 @@ class Round:
             "awaiting": self.croupier_prompt(),
             "stations_asked": len(self._pending),
             "stations_done": len(self.seats) - len(self._pending),
+        } | self._seat_view()
+
+    def _seat_view(self) -> dict[str, Any]:
+        """Seat mode's part of the public view: who sits where, whose turn it is."""
+        if self.seating is None:
+            return {}
+        return {
+            "mode": "seat",
+            "seats": {str(box): s for box, s in sorted(self.seating.seats.items())},
+            "turn": self.turn(),
+            "left": sorted(self.left),
         }
+
+    def turn(self) -> dict[str, Any] | None:
+        """Seat mode: the seat whose question is open or whose hand waits for its card."""
+        if self.seating is None or self.phase is not Phase.PLAY:
+            return None
+        hand = self._turn_hand()
+        if hand is None:
+            return None
+        return {"box": hand.box, "station": hand.station, "hand": hand.id}
 
     def station_view(self, station: str) -> dict[str, Any]:
         """The public view plus the station's own hands, credits and question."""
@@ -457,6 +505,8 @@ class Round:
             self._on_timeout(event.station)
         elif isinstance(event, BonusAssigned):
             self._on_bonus_assigned(event)
+        elif isinstance(event, SeatLeft):
+            self._on_seat_left(event.station)
         else:  # pragma: no cover - type guard
             raise EngineError(f"unknown event {event!r}")
         self.events.append(event)
@@ -702,6 +752,7 @@ class Round:
             self._after_card(seat, hand)
             receivers.append(hand)
             self._private(seat.station, {"type": "hand", "hand": hand.view()})
+            self._mirror(hand)
         self._public(
             {
                 "type": "card",
@@ -736,6 +787,9 @@ class Round:
     def _open_step(self) -> None:
         self.step += 1
         self._card_for = None
+        if self.seating is not None:
+            self._open_seat_step()
+            return
         for seat in self.seats.values():
             self._advance(seat)
         self._public({"type": "step", "step": self.step, "stations_asked": len(self._pending)})
@@ -846,7 +900,7 @@ class Round:
             if event.automatic:  # the station shows the play as made for it
                 changed["automatic"] = action.value
             self._private(seat.station, changed)
-            self._advance_after_answer(seat)
+            self._after_play(seat, hand, action)
         self._close_step_if_done()
 
     def _answer_insurance(self, seat: Seat, hand: Hand, action: Action) -> None:
@@ -901,6 +955,20 @@ class Round:
             hand.split_aces = aces
             seat.hands.insert(seat.hands.index(hand) + 1, new)
 
+    def _after_play(self, seat: Seat, hand: Hand, action: Action) -> None:
+        """After a play decision: the station's next question (common draw), or, in seat
+        mode, those behind follow and the next seat's question opens (or the card comes)."""
+        if self.seating is None:
+            self._advance_after_answer(seat)
+            return
+        self._follow(seat, hand, action)
+        seat.prompt = None
+        self._pending.discard(seat.station)
+        if seat.asking is not None:
+            self._card_for = "hands"
+        else:
+            self._open_step()
+
     def _advance_after_answer(self, seat: Seat) -> None:
         if seat.asking is not None:  # asked for a card: done for this step
             seat.prompt = None
@@ -932,9 +1000,12 @@ class Round:
                 else:
                     hand = seat.prompt
                     assert hand is not None
-                    self._play(seat, hand, self._timeout_action(seat, hand))
+                    action = self._timeout_action(seat, hand)
+                    self._play(seat, hand, action)
                     self._private(seat.station, {"type": "hand", "hand": hand.view()})
-                    self._advance_after_answer(seat)
+                    self._after_play(seat, hand, action)
+                    if self.seating is not None:
+                        break  # seat mode: the next question has a timer of its own
         self._close_step_if_done()
 
     def _timeout_action(self, seat: Seat, hand: Hand) -> Action:
@@ -946,6 +1017,113 @@ class Round:
             if total < (17 if soft else 12):
                 return Action.HIT
         return Action.STAND
+
+    # -- seat mode ----------------------------------------------------------------------------
+
+    def _link_bets_behind(self, seating: Seating) -> None:
+        """Each main bet behind a seat follows the seat's own main hand (Seating.check made
+        sure there is one)."""
+        seat_hand = {
+            h.box: h
+            for seat in self.seats.values()
+            for h in seat.hands
+            if not seating.is_behind(h.station, h.box)
+        }
+        for seat in self.seats.values():
+            for hand in seat.hands:
+                if seating.is_behind(hand.station, hand.box):
+                    hand.follows = seat_hand[hand.box]
+                    self._followers.setdefault(seat_hand[hand.box], []).append(hand)
+
+    def _turn_hand(self) -> Hand | None:
+        """The first seat hand still to play: seats in order from the dealer's left, a
+        seat's hands in play order."""
+        assert self.seating is not None
+        for box in self.boxes_in_play:
+            owner = self.seats.get(self.seating.seats[box])
+            for hand in owner.hands if owner is not None else ():
+                if hand.box == box and hand.follows is None and not hand.finished:
+                    return hand
+        return None
+
+    def _open_seat_step(self) -> None:
+        """Ask the seat whose turn it is about its hand: one question, one station."""
+        for seat in self.seats.values():
+            seat.prompt = None
+            seat.prompt_view = None
+        hand = self._turn_hand()
+        if hand is None:
+            self._dealer_turn()
+            return
+        seat = self.seats[hand.station]
+        if len(hand.cards) == 1:  # a split hand takes its second card without a question
+            seat.asking = hand
+            self._card_for = "hands"
+        else:
+            seat.prompt = hand
+            self._pending.add(seat.station)
+        turn = {"box": hand.box, "station": hand.station, "hand": hand.id}
+        self._public(
+            {"type": "step", "step": self.step, "stations_asked": len(self._pending), "turn": turn}
+        )
+        self._send_prompts()
+
+    def _follow(self, seat: Seat, hand: Hand, action: Action) -> None:
+        """The hands behind ``hand`` follow the seat's decision. A double or a split is
+        followed by a station that chose to follow, when its credits cover the extra
+        stake; otherwise its bet stays on the first hand as it was."""
+        assert self.seating is not None
+        followers = list(self._followers.get(hand, ()))
+        if action is Action.SPLIT:
+            made = seat.hands[seat.hands.index(hand) + 1]  # _play put the new hand next
+            self._followers[made] = []
+        for behind in followers:
+            other = self.seats[behind.station]
+            follows = behind.station in self.seating.follow
+            if action in (Action.DOUBLE, Action.DOUBLE_HALF):
+                extra = behind.stake if action is Action.DOUBLE else cents(behind.stake / 2)
+                if follows and ZERO < extra <= other.credits:
+                    other.credits -= extra
+                    behind.stake += extra
+                    behind.doubled = True
+            elif action is Action.SPLIT and follows and behind.stake <= other.credits:
+                other.credits -= behind.stake
+                new = Hand(
+                    other.new_hand_id(behind.box),
+                    behind.station,
+                    behind.box,
+                    behind.main_stake,
+                    behind.stake,
+                    from_split=True,
+                    follows=made,
+                )
+                other.hands.insert(other.hands.index(behind) + 1, new)
+                self._followers[made].append(new)
+        self._mirror(hand, action)
+        if action is Action.SPLIT:
+            self._mirror(made, action)
+
+    def _mirror(self, hand: Hand, action: Action | None = None) -> None:
+        """The hands behind a seat hand take its cards and its state, and are told."""
+        for behind in self._followers.get(hand, ()):
+            behind.cards = list(hand.cards)
+            behind.split, behind.split_aces = hand.split, hand.split_aces
+            behind.surrendered, behind.charlie = hand.surrendered, hand.charlie
+            behind.finished = behind.even_money or hand.finished
+            changed: dict[str, Any] = {"type": "hand", "hand": behind.view()}
+            if action is not None:
+                changed["seat_action"] = action.value
+            self._private(behind.station, changed)
+
+    def _on_seat_left(self, station: str) -> None:
+        seating = self.seating
+        if seating is None or station not in seating.seats.values():
+            raise EngineError("only a seated player can leave a seat", station, code="not_seated")
+        if station in self.left:
+            raise EngineError("already left the seat", station, code="not_seated")
+        self.left.add(station)
+        for box in sorted(b for b, s in seating.seats.items() if s == station):
+            self._public({"type": "seat_left", "box": box, "station": station})
 
     # -- special bets -------------------------------------------------------------------------
 

@@ -23,8 +23,20 @@ from typing import Any
 from .cards import Card, check_copies, parse_card
 from .errors import EngineError, shown
 from .money import check_stake_limits, parse_money
-from .round import Bet, BonusAssigned, Burn, CardDrawn, Decision, Event, Phase, Round, Timeout
+from .round import (
+    Bet,
+    BonusAssigned,
+    Burn,
+    CardDrawn,
+    Decision,
+    Event,
+    Phase,
+    Round,
+    SeatLeft,
+    Timeout,
+)
 from .rules import RuleSet
+from .seating import MAX_SEATS, Seating
 from .specials import SpecialBets
 
 # Reads a scenario's "special_bets" (None: absent) into the special bets the table offers.
@@ -42,8 +54,13 @@ TOP_LEVEL_FIELDS = frozenset(
         "stations",
         "shoe",
         "abandoned_hands",
+        "mode",
+        "behind",
     }
 )
+MODES = ("common_draw", "seat")
+BEHIND_FIELDS = frozenset({"cap", "special_bets"})
+LEAVE = "leave"  # seat mode: the seated player leaves; its later questions are abandoned
 # What a question left unanswered gets (a jurisdiction's setting; an extension of the format,
 # docs/scenarios.md): the table's timeout action, or the basic strategy of the rules.
 ABANDONED_HANDS = ("timeout", "basic_strategy")
@@ -52,6 +69,7 @@ ABANDONED_HANDS = ("timeout", "basic_strategy")
 Abandoned = Callable[[Round, str], Decision | None]
 AbandonedHands = Callable[["Scenario"], Abandoned | None]
 STATION_FIELDS = frozenset({"credits", "bets", "actions"})
+SEAT_STATION_FIELDS = STATION_FIELDS | {"seat", "behind", "follow"}
 MAX_BOXES = 9
 
 
@@ -68,6 +86,7 @@ class Scenario:
     special_limits: tuple[Decimal, Decimal] | None
     bonus: dict[tuple[str, int], Decimal]
     abandoned_hands: str = "timeout"
+    seating: Seating | None = None  # seat mode (docs/scenarios.md); None: common draw
 
 
 def parse_scenario(data: object, parse_paytables: PaytablesParser) -> Scenario:
@@ -92,6 +111,14 @@ def parse_scenario(data: object, parse_paytables: PaytablesParser) -> Scenario:
             f'abandoned_hands must be "timeout" or "basic_strategy", got {shown(abandoned_hands)}'
         )
 
+    mode = data.get("mode", "common_draw")
+    if mode not in MODES:
+        raise EngineError(f'mode must be "common_draw" or "seat", got {shown(mode)}')
+    if mode == "seat" and boxes > MAX_SEATS:
+        raise EngineError(f"a seat-mode table has 1 to {MAX_SEATS} seats, got {boxes}")
+    if mode != "seat" and "behind" in data:
+        raise EngineError('behind: bets behind a seat need "mode": "seat"')
+
     stations = data.get("stations")
     if not isinstance(stations, dict) or not stations:
         raise EngineError("stations must be an object with at least one station")
@@ -99,10 +126,13 @@ def parse_scenario(data: object, parse_paytables: PaytablesParser) -> Scenario:
     credits: dict[str, Decimal] = {}
     actions: dict[str, list[str]] = {}
     for station, entry in stations.items():
+        if mode == "seat" and isinstance(entry, dict):
+            entry = _seat_station(station, entry, boxes)
         credits[station], station_bets, actions[station] = _parse_station(
             station, entry, boxes, limits
         )
         bets.extend(station_bets)
+    seating = _parse_seating(data, stations, bets) if mode == "seat" else None
     if not bets:
         raise EngineError("no station has a bet")
     bonus = _parse_bonus(data.get("bonus"), credits, boxes)
@@ -129,7 +159,76 @@ def parse_scenario(data: object, parse_paytables: PaytablesParser) -> Scenario:
         limits.get("special"),
         bonus,
         abandoned_hands,
+        seating,
     )
+
+
+def _seat_station(station: str, entry: dict, boxes: int) -> dict:
+    """A seat-mode station as ``_parse_station`` reads it: its own seat's bets and its bets
+    behind other seats together (bets by box), checked against the seat it holds."""
+    unknown = sorted(set(entry) - SEAT_STATION_FIELDS)
+    if unknown:
+        raise EngineError(f"unknown field {unknown[0]!r}", station)
+    seat = entry.get("seat")
+    if seat is not None and (
+        isinstance(seat, bool) or not isinstance(seat, int) or not 1 <= seat <= boxes
+    ):
+        raise EngineError(f"seat must be a seat from 1 to {boxes}, got {shown(seat)}", station)
+    own, behind = entry.get("bets", {}), entry.get("behind", {})
+    for field_name, by_box in (("bets", own), ("behind", behind)):
+        if not isinstance(by_box, dict):
+            raise EngineError(
+                f'{field_name} must be an object by seat, such as {{"1": {{"main": "10"}}}}',
+                station,
+            )
+    for key in own:
+        if seat is None or key != str(seat):
+            raise EngineError(
+                f"bets: a station bets on its own seat only (behind: for another seat), "
+                f"not on seat {key}",
+                station,
+            )
+    for key in behind:
+        if seat is not None and key == str(seat):
+            raise EngineError(f"behind: seat {key} is the station's own seat", station)
+    follow = entry.get("follow", False)
+    if not isinstance(follow, bool):
+        raise EngineError(f"follow must be true or false, got {shown(follow)}", station)
+    actions = entry.get("actions", [])
+    if isinstance(actions, list) and LEAVE in actions:
+        if seat is None:
+            raise EngineError('"leave" is for a seated station only', station)
+        if actions.index(LEAVE) != len(actions) - 1:
+            raise EngineError('"leave" must be the last action: the player has gone', station)
+    plain = {k: v for k, v in entry.items() if k in STATION_FIELDS}
+    plain["bets"] = {**own, **behind}
+    return plain
+
+
+def _parse_seating(data: dict, stations: dict, bets: list[Bet]) -> Seating:
+    seats: dict[int, str] = {}
+    follow = set()
+    for station, entry in stations.items():
+        seat = entry.get("seat")
+        if seat is not None:
+            if seat in seats:
+                raise EngineError(f"seat {seat} is taken by {seats[seat]}", station, seat)
+            seats[seat] = station
+        if entry.get("follow", False):
+            follow.add(station)
+    rules = data.get("behind", {})
+    if not isinstance(rules, dict):
+        raise EngineError('behind must be an object such as {"cap": "50"}')
+    unknown = sorted(set(rules) - BEHIND_FIELDS)
+    if unknown:
+        raise EngineError(f"behind: unknown field {unknown[0]!r}")
+    cap = None if rules.get("cap") is None else parse_money(rules["cap"], "behind: cap")
+    codes = rules.get("special_bets", [])
+    if not isinstance(codes, list) or not all(isinstance(c, str) for c in codes):
+        raise EngineError('behind: special_bets must be a list of bet codes such as ["21+3"]')
+    seating = Seating(seats, frozenset(follow), cap, frozenset(codes))
+    seating.check(bets)
+    return seating
 
 
 def _parse_bonus(
@@ -264,6 +363,7 @@ def new_round(scenario: Scenario) -> Round:
         scenario.boxes,
         scenario.paytables,
         scenario.special_limits,
+        scenario.seating,
     )
 
 
@@ -320,6 +420,10 @@ def drive(
                 apply(Decision(station, "pick_1"))
             continue
         for station in rnd.prompted_stations:
+            if queues[station] and queues[station][0] == LEAVE:
+                queues[station].clear()  # the seated player leaves when next asked
+                apply(SeatLeft(station))
+                break  # the table answers for the seat from now on: look again
             automatic = abandoned(rnd, station) if abandoned and not queues[station] else None
             if queues[station]:
                 apply(Decision(station, queues[station].popleft()))

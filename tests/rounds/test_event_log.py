@@ -19,17 +19,23 @@ from rounds.live_replay import jsonable
 from rounds.models import Round
 from rounds.replay import rebuild
 from rounds.selectors import round_outcome
+from stations import seats
 from stations.commands import place_bets
 from stations.models import Station
 from stations.services import cash_in
-from tablehub.models import Jurisdiction, Table, TableConfig
+from tablehub.models import Jurisdiction, Play, Table, TableConfig
 
 SCENARIOS = Path(__file__).resolve().parents[1] / "scenarios"
 GOLDEN = sorted(p for p in SCENARIOS.glob("*.json") if not p.name.endswith(".expected.json"))
 
 
 def set_up_table(data, scenario):
-    jurisdiction = Jurisdiction.objects.create(code="test", name="Test")
+    seating = scenario.seating  # seat mode: the seats taken and the follow choices set
+    jurisdiction = Jurisdiction.objects.create(
+        code="test",
+        name="Test",
+        special_bets_behind=sorted(seating.behind_special_bets) if seating else [],
+    )
     table = Table.objects.create(name="golden", jurisdiction=jurisdiction, boxes=scenario.boxes)
     TableConfig.objects.create(
         table=table,
@@ -37,6 +43,8 @@ def set_up_table(data, scenario):
         rules=scenario.rules.to_dict(),
         limits=jsonable(data.get("limits", {})),
         special_bets=jsonable(data.get("special_bets", {})),
+        play=Play.SEAT if seating else Play.COMMON_DRAW,
+        behind_cap=seating.behind_cap if seating else None,
     )
     stations = []
     for name, credits in scenario.credits.items():
@@ -44,6 +52,11 @@ def set_up_table(data, scenario):
         if credits > 0:
             cash_in(station, credits, key="start")
         stations.append(station)
+    by_name = {s.name: s for s in stations}
+    for box, name in sorted(seating.seats.items()) if seating else ():
+        seats.take_seat(by_name[name], box)
+    for name in seating.follow if seating else ():
+        seats.set_follow(by_name[name], True)
     return table, stations
 
 
@@ -76,6 +89,9 @@ def test_golden_round_through_the_services(path):
     writer.forget_cached_engines()  # nothing but the rows
     rebuilt = rebuild(round)
     for station in stations:
+        if station.name not in rebuilt.seats:  # no bet, so not in the round (a seat left idle)
+            assert expected["stations"][station.name]["hands"] == []
+            continue
         settlement = rebuilt.settlement(station.name)
         assert settlement["hands"] == expected["stations"][station.name]["hands"]
         assert settlement["credits"] == expected["stations"][station.name]["credits"]
