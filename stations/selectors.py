@@ -46,6 +46,7 @@ def table_info(table: Table, config: TableConfig) -> dict[str, Any]:
         "table_id": table.pk,
         "table": table.name,
         "mode": table.mode,
+        "play": config.play,  # common draw, or seat mode (docs/protocol.md, "Seat mode")
         "currency": table.currency,
         # a station may tip the dealer (docs/protocol.md, ``tip``)
         "tips": table.mode == Table.Mode.DEALER and table.jurisdiction.tips_allowed,

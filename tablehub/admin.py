@@ -346,8 +346,9 @@ class BaseConfigForm(forms.ModelForm):
         thresholds = (data or {}).get("win_thresholds") or {"nice": "3", "big": "10"}
         self.fields["win_nice"].initial = thresholds.get("nice")
         self.fields["win_big"].initial = thresholds.get("big")
-        self.fields["play"].initial = (data or {}).get("play") or Play.COMMON_DRAW
-        self.fields["behind_cap"].initial = (data or {}).get("behind_cap")
+        if "play" in self.fields:  # not when an auditor reads the stored fields instead
+            self.fields["play"].initial = (data or {}).get("play") or Play.COMMON_DRAW
+            self.fields["behind_cap"].initial = (data or {}).get("behind_cap")
         specials = (data or {}).get("special_bets") or {}
         self.options: dict[str, dict[str, Any]] = {}
         for code in BETS:

@@ -321,9 +321,10 @@ async def test_every_frame_of_a_scripted_round_is_valid_against_the_schema(table
     events = {f["event"]["type"] for s in (s1, s2) for f in s.frames if f["type"] == "event"}
     # corrected, state: test_corrected_events; bets_refused: tests/disputes/test_money_takebacks;
     # the table's notices: tests/stations/test_table_notices.py; the virtual shoe's
-    # commitment and reveal: tests/integrity/test_fair_shoe.py (this round is a reader's)
+    # commitment and reveal: tests/integrity/test_fair_shoe.py (this round is a reader's);
+    # seat mode's seats and seat_left: tests/stations/test_seat_mode.py (common draw here)
     notices = {"betting_restarted", "refunded", "table_status", "shoe_changed"}
-    notices |= {"shoe_committed", "shoe_revealed"}
+    notices |= {"shoe_committed", "shoe_revealed", "seats", "seat_left"}
     assert schema_types("event") - events == {"corrected", "state", "bets_refused", *notices}
     seen = {f["error"]["code"] for s in (s1, s2, shoe) for f in s.frames if f.get("ok") is False}
     assert seen == set(codes)

@@ -107,6 +107,7 @@ def test_info_describes_the_table(table):
         "table_id": station.table_id,
         "table": "Felt 7",
         "mode": "dealer",
+        "play": "common_draw",
         "tips": False,  # the jurisdiction allows none
         "currency": "EUR",
         "boxes": 3,
