@@ -61,7 +61,8 @@ class Player:
     """One station's socket and every frame it got, each checked against the schema."""
 
     def __init__(self, ws: WebsocketCommunicator, name: str) -> None:
-        self.ws, self.name, self.frames, self.sent = ws, name, [], 0
+        self.ws, self.name, self.sent = ws, name, 0
+        self.frames: list[dict] = []
 
     async def say(self, message: dict) -> dict:
         self.sent += 1
