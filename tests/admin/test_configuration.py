@@ -267,3 +267,28 @@ def test_limits_for_a_bet_the_table_does_not_offer_or_no_bet_at_all(table):
             "unknown limit 'side' (known: main, special, let_it_play, or an offered special bet)",
         ]
     }
+
+
+def test_seat_mode_needs_1_to_7_seats_and_a_cap_above_zero(table):
+    table.boxes = 8
+    assert refusals(table, wa_config(play="seat")) == {
+        "play": ["a seat-mode table has 1 to 7 seats; this table has 8"]
+    }
+    table.boxes = 7
+    assert refusals(table, wa_config(play="seat", behind_cap="0")) == {
+        "behind_cap": ["the cap behind a seat must be an amount above 0, got '0'"]
+    }
+    assert refusals(table, wa_config(play="seats")) == {
+        "play": ['play must be "common_draw" or "seat", got \'seats\'']
+    }
+    clean = check_config(table, wa_config(play="seat", behind_cap="50"))
+    assert (clean["play"], clean["behind_cap"]) == ("seat", "50.00")
+
+
+def test_a_seat_mode_version_is_stored_once_and_taken_up_by_the_next_round(table):
+    config, created = save_version(table, wa_config(play="seat", behind_cap="50"))
+    config.refresh_from_db()
+    assert created and config.play == "seat" and config.behind_cap == D("50.00")
+    again, created = save_version(table, wa_config(play="seat", behind_cap="50.00"))
+    assert (again, created) == (config, False)  # the same, written either way
+    assert writer.open_round(table).config.play == "seat"
