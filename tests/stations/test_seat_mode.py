@@ -12,8 +12,9 @@ from django.db import connections
 
 from payouts.specials.defaults import default_paytable_rows
 from rounds import writer
-from rounds.engine import RuleSet
+from rounds.engine import EngineError, RuleSet
 from rounds.models import Round
+from stations import seats
 from stations.models import Station, TableSeat
 from stations.services import cash_in
 from tablehub.asgi import application
@@ -228,3 +229,36 @@ async def test_a_seated_player_who_leaves_mid_round_is_answered_for_at_once(tabl
     await scan(table, ["2C"], [s1, s2, s3])  # 18: seat 1's 11 loses
     settled = s2.events("settlement")[-1]
     assert settled["hands"][0]["result"] == "lose" and settled["credits"] == "90.00"
+
+
+@pytest.mark.django_db(transaction=True)
+async def test_a_bet_behind_a_seat_whose_main_bet_went_is_taken_off_at_the_close(table):
+    s1, s2, s3 = await join(table, "s1"), await join(table, "s2"), await join(table, "s3")
+    assert (await s1.say({"type": "take_seat", "box": 1}))["ok"]
+    assert (await s3.say({"type": "take_seat", "box": 2}))["ok"]
+    round = await database_sync_to_async(writer.open_round)(table)
+    for player, box, amount in ((s1, 1, "10"), (s2, 1, "10"), (s3, 2, "5")):
+        reply = await player.say({"type": "place", "box": box, "bet": "main", "amount": amount})
+        assert reply["ok"], reply
+    assert (await s1.say({"type": "clear"}))["ok"]  # the seat's own bet goes: nothing to follow
+    await database_sync_to_async(writer.expire)(round.pk, "betting")
+    await s2.listen()
+    refusal = s2.events("bets_refused")[-1]
+    assert refusal["code"] == "no_seat_bet"
+    assert refusal["message"] == "station s2, box 1: seat 1 has no main bet to bet behind"
+    state = (await s2.say({"type": "state"}))["state"]
+    assert state["credits"] == "100.00" and state["bets"] == []
+    assert state["round"]["phase"] == "deal"  # the round goes on with seat 2 alone
+    assert state["table"]["seats"] == {"1": "s1", "2": "s3"}
+
+
+@pytest.mark.django_db
+def test_a_common_draw_table_has_no_seats():
+    jurisdiction = Jurisdiction.objects.create(code="wa", name="Washington")
+    table = Table.objects.create(name="draw", jurisdiction=jurisdiction, boxes=3)
+    TableConfig.objects.create(table=table, version=1, rules=RuleSet().to_dict())
+    station = Station.objects.create(table=table, name="s1")
+    with pytest.raises(EngineError) as refusal:
+        seats.take_seat(station, 1)
+    assert refusal.value.code == "not_seat_mode"
+    assert not TableSeat.objects.exists()
