@@ -153,16 +153,22 @@ def _own(live: Live) -> Live:
     return live
 
 
+def _waiting(kind: type[T]) -> list[T]:
+    """This transaction's on-commit callbacks of ``kind``, in their order: what it holds
+    until it commits (an engine to put back, events and bets to write)."""
+    # Django's list of this connection's pending on-commit callbacks (there is no public
+    # accessor); a callback of a rolled-back savepoint is no longer in it. Each entry is
+    # (savepoint ids, callback, robust); the stubs say a pair.
+    return [pending[1] for pending in connection.run_on_commit if isinstance(pending[1], kind)]
+
+
 def _in_this_transaction(round_id: int, seq: int, disown: bool = False) -> Live | None:
     """The engine this transaction holds for the round at ``seq``, if any. A writer about
     to change it ``disown``s the callback found (it may belong to an outer savepoint) and
     owns the engine again in its own: if its savepoint rolls back, the engine is lost, not
     returned to the cache changed."""
-    # Django's list of this connection's pending on-commit callbacks (there is no public
-    # accessor); a callback of a rolled-back savepoint is no longer in it.
-    for pending in reversed(connection.run_on_commit):
-        callback = pending[1]  # (savepoint ids, callback, robust); the stubs say a pair
-        if isinstance(callback, _PutBackOnCommit) and callback.live is not None:
+    for callback in reversed(_waiting(_PutBackOnCommit)):
+        if callback.live is not None:
             if callback.live.round_id == round_id:
                 live = callback.live
                 if live.seq != seq:
@@ -250,21 +256,15 @@ class _PendingBets:
 
 def _pending_bets() -> list[_PendingBets]:
     """This transaction's changes of bets not yet written, in their order."""
-    return [
-        callback
-        for callback in (pending[1] for pending in connection.run_on_commit)
-        if isinstance(callback, _PendingBets) and not callback.written
-    ]
+    return [callback for callback in _waiting(_PendingBets) if not callback.written]
 
 
 def _pending(round_id: int | None = None) -> list[_PendingEvent]:
     """This transaction's events not yet inserted (of one round, or all), in their order."""
     return [
         callback
-        for callback in (pending[1] for pending in connection.run_on_commit)
-        if isinstance(callback, _PendingEvent)
-        and callback.row is not None
-        and (round_id is None or callback.row.round_id == round_id)
+        for callback in _waiting(_PendingEvent)
+        if callback.row is not None and (round_id is None or callback.row.round_id == round_id)
     ]
 
 
