@@ -6,8 +6,10 @@ database. So a step's expiry must not be applied while a command received before
 deadline is still on its way: ``writer.expire`` asks ``waiting_before`` and, if one is,
 tries again a moment later.
 
-Each server process registers a command when its frame arrives (``holding``) and lets go of
-it once the command's reply is written. With one process (the embedded default) the
+Each server process registers a frame the moment it reads it, while the frame waits in its
+connection's queue (``queued``, in this process's memory: tablehub/frame_stamps.py), and the
+command for as long as it is handled (``holding``), letting go of it once its reply is
+written. With one process (the embedded default) the
 register is this process's memory; with several (REDIS_URL set) it is a sorted set per table
 in Redis, scored by the receipt time, so that an expiry fired by any process or Celery
 worker sees every process's commands. The times are the machines' clocks: several machines
@@ -34,11 +36,15 @@ from django.conf import settings
 log = logging.getLogger("tablehub.receipts")
 
 STALE_SECONDS = 60.0  # a command held longer than this was lost with its process
+# A frame waits in its connection's queue only until its consumer is free: one that waited
+# longer was never taken off it (its connection was dropped), and holds nothing up.
+QUEUED_SECONDS = 10.0
 
 
 class _Memory:
-    def __init__(self) -> None:
+    def __init__(self, stale: float = STALE_SECONDS) -> None:
         self._lock = threading.Lock()
+        self._stale = stale
         self._held: dict[int, dict[str, float]] = defaultdict(dict)
 
     def add(self, table_id: int, token: str, at: float) -> None:
@@ -52,10 +58,11 @@ class _Memory:
     def waiting_before(self, table_id: int, deadline: float, now: float) -> bool:
         with self._lock:
             held = self._held.get(table_id, {})
-            return any(now - STALE_SECONDS < at <= deadline for at in held.values())
+            return any(now - self._stale < at <= deadline for at in held.values())
 
 
 _MEMORY = _Memory()
+_QUEUED = _Memory(QUEUED_SECONDS)  # frames read by this process, not yet taken by a consumer
 _sync_client: redis.Redis | None = None
 # An asyncio client belongs to the loop it was made on.
 _async_clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, aredis.Redis] = (
@@ -90,6 +97,19 @@ def _aredis() -> aredis.Redis | None:
     return client
 
 
+def queued(table_id: int, at: float) -> str:
+    """Register a frame for the table read at ``at`` (epoch seconds) while it waits in its
+    connection's queue; its consumer lets it go (``dequeued``). Called as the server reads
+    the frame, in the event loop: memory only, no I/O."""
+    token = uuid.uuid4().hex
+    _QUEUED.add(table_id, token, at)
+    return token
+
+
+def dequeued(table_id: int, token: str) -> None:
+    _QUEUED.remove(table_id, token)
+
+
 @asynccontextmanager
 async def holding(table_id: int, at: datetime) -> AsyncIterator[None]:
     """Register a command of the table received ``at`` for as long as it is being handled."""
@@ -119,7 +139,9 @@ async def holding(table_id: int, at: datetime) -> AsyncIterator[None]:
 
 def waiting_before(table_id: int, deadline: datetime, now: datetime) -> bool:
     """Whether a command of the table received at or before ``deadline`` is still being
-    handled (by any server process)."""
+    handled (by any server process), or a frame read by this process is still queued."""
+    if _QUEUED.waiting_before(table_id, deadline.timestamp(), now.timestamp()):
+        return True
     client = _redis()
     if client is None:
         return _MEMORY.waiting_before(table_id, deadline.timestamp(), now.timestamp())

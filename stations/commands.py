@@ -244,6 +244,9 @@ def _betting_round(station: Station, at: datetime | None) -> Round:
         round = open_round(station)  # as the expiry left it
     if round is None or round.phase != Round.Phase.BETTING:
         raise EngineError("bets are closed", code="bets_closed")
+    if at is not None and round.deadline is not None and at > round.deadline:
+        # Received after the deadline while the close waits for bets received in time.
+        raise EngineError("bets are closed", code="bets_closed")
     return round
 
 

@@ -12,6 +12,7 @@ django_asgi_app = get_asgi_application()
 
 from channels.routing import ProtocolTypeRouter, URLRouter
 
+from tablehub.frame_stamps import StampFrames
 from tablehub.origins import ExactOriginValidator
 from tablehub.program import check_at_start
 from tablehub.routing import websocket_urlpatterns
@@ -22,8 +23,9 @@ application = ProtocolTypeRouter(
         # types-channels wants its own URLPattern subtype, which django-stubs' path() does
         # not return.
         # The Origin must be one of ALLOWED_ORIGINS: scheme, host and port (tablehub/origins.py).
-        "websocket": ExactOriginValidator(
-            URLRouter(websocket_urlpatterns)  # type: ignore[arg-type]
+        # Every frame is stamped as the server reads it (tablehub/frame_stamps.py).
+        "websocket": StampFrames(
+            ExactOriginValidator(URLRouter(websocket_urlpatterns))  # type: ignore[arg-type]
         ),
     }
 )

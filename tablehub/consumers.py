@@ -24,14 +24,16 @@ from __future__ import annotations
 
 import json
 import logging
+from datetime import UTC, datetime
 from typing import Any
 
-from asgiref.typing import WebSocketConnectEvent, WebSocketDisconnectEvent
+from asgiref.typing import WebSocketConnectEvent, WebSocketDisconnectEvent, WebSocketReceiveEvent
 from channels.consumer import get_handler_name
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
 from django.utils import timezone
 
-from tablehub import fanout, ratelimit
+from rounds import receipts
+from tablehub import fanout, frame_stamps, ratelimit
 from tablehub.session_guard import SessionGuard
 
 log = logging.getLogger("tablehub.door")
@@ -146,11 +148,24 @@ class TableConsumer(AsyncJsonWebsocketConsumer, SessionGuard):
         if hub is not None:
             hub.remove(self)
 
+    async def websocket_receive(self, message: WebSocketReceiveEvent) -> None:
+        # Receipt time decides (rounds/receipts.py): the frame was stamped as the server read
+        # it, before its connection's queue (tablehub/frame_stamps.py), and registered with
+        # its table while it waited there; handled, it is let go.
+        extra: dict[str, Any] = dict(message)  # with the stamp's keys, beside the ASGI ones
+        stamp, queued = extra.get(frame_stamps.STAMP), extra.get(frame_stamps.QUEUED)
+        self.received_at = (
+            datetime.fromtimestamp(stamp, tz=UTC) if stamp is not None else timezone.now()
+        )
+        try:
+            await super().websocket_receive(message)
+        finally:
+            if queued is not None:
+                receipts.dequeued(int(self.scope["url_route"]["kwargs"]["table_id"]), queued)
+
     async def receive(
         self, text_data: str | None = None, bytes_data: bytes | None = None, **kwargs: Any
     ) -> None:
-        # Receipt time decides (rounds/receipts.py): the frame is stamped before any queue.
-        self.received_at = timezone.now()
         if self.closing:
             return  # closed for flooding: frames still on their way are dropped
         verdict = self.limiter.check()

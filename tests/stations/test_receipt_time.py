@@ -9,7 +9,7 @@ queues behind a gate the test holds), as a burst of hundreds of answers would ho
 
 import asyncio
 import threading
-from datetime import datetime
+from datetime import datetime, timedelta
 from decimal import Decimal
 
 import pytest
@@ -268,3 +268,76 @@ async def test_an_answer_that_waited_while_its_round_timed_out_and_ended_is_too_
     assert reply["error"]["code"] == "too_late"
     assert datetime.fromisoformat(reply["error"]["received_at"]) > round.deadline
     await ws.disconnect()
+
+
+@pytest.mark.django_db(transaction=True)
+async def test_an_answer_queued_behind_its_stations_previous_command_is_stamped_on_arrival(
+    table,
+):
+    """The answer reaches the server before the deadline while its station's consumer is
+    still busy with the station's previous command: it waits in the connection's queue past
+    the deadline, and is still on time (stamped as the server read it, before that queue:
+    tablehub/frame_stamps.py), and the step's expiry waits for it meanwhile."""
+    ws, _frames = await join(table, "s00")
+    round = await database_sync_to_async(deal_to_the_first_decision)(table)
+    assert round.deadline is not None
+    held = HeldBack()
+    server = await held.hold()
+    await ws.send_json_to({"type": "state", "client_id": "c1"})  # the consumer waits on it
+    await ws.send_json_to({"type": "decide", "action": "stand", "client_id": "d1"})
+    await asyncio.sleep(0.1)
+    assert timezone.now() < round.deadline
+    await wait_until(round.deadline)
+    assert await asyncio.to_thread(expire_from_elsewhere, round.pk, round.step_key) == []
+    held.release()
+    await server
+    assert (await reply_to(ws, "c1"))["ok"]
+    decided = await reply_to(ws, "d1")
+    assert decided["ok"], decided
+    events = await database_sync_to_async(
+        lambda: list(
+            RoundEvent.objects.filter(round_id=round.pk, kind__in=["decision", "timeout"])
+            .order_by("seq")
+            .values_list("kind", "payload")
+        )
+    )()
+    assert events[0] == ("decision", {"station": "s00", "action": "stand", "hand": None})
+    assert all(kind != "timeout" or p["station"] != "s00" for kind, p in events)
+    await ws.disconnect()
+
+
+@pytest.mark.django_db(transaction=True)
+async def test_a_bet_received_after_the_betting_deadline_is_refused_while_the_close_waits(table):
+    """Bets received in time are still being written when a bet received after the betting
+    deadline is handled, in the same batch as one of them: the close waits for them, and the
+    late bet is refused all the same."""
+    names = ("s00", "s01", "s02")
+    (first, _f1), (second, _f2), (late, _f3) = [await join(table, name) for name in names]
+    round = await database_sync_to_async(writer.open_round)(table)
+    await database_sync_to_async(
+        lambda: Round.objects.filter(pk=round.pk).update(
+            deadline=timezone.now() + timedelta(seconds=1)
+        )
+    )()
+    round = await database_sync_to_async(Round.objects.get)(pk=round.pk)
+    held = HeldBack()
+    server = await held.hold()
+    bet = {"type": "place", "box": 1, "bet": "main", "amount": "10"}
+    await first.send_json_to(bet | {"client_id": "b1"})  # its batch waits at the gate
+    await asyncio.sleep(0.1)
+    await second.send_json_to(bet | {"client_id": "b2"})  # in time: the next batch
+    await wait_until(round.deadline)
+    await late.send_json_to(bet | {"client_id": "b3"})  # late: the same batch, after b2
+    await asyncio.sleep(0.1)
+    held.release()
+    await server
+    assert (await reply_to(first, "b1"))["ok"]
+    assert (await reply_to(second, "b2"))["ok"]
+    refused = await reply_to(late, "b3")
+    assert not refused["ok"] and refused["error"]["code"] == "bets_closed", refused
+    bets = await database_sync_to_async(
+        lambda: sorted(round.bets.values_list("station__name", "stake"))
+    )()
+    assert bets == [("s00", Decimal("10.00")), ("s01", Decimal("10.00"))]
+    for ws in (first, second, late):
+        await ws.disconnect()
