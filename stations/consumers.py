@@ -17,7 +17,12 @@ from stations.commands import SESSION_ENDED, station_state
 from stations.models import Station
 from tablehub import attempts, metrics
 from tablehub.consumers import TableConsumer, client_id_of
-from tablehub.session_guard import CLOSE_UNAUTHORIZED, station_checks, station_group
+from tablehub.session_guard import (
+    CLOSE_MOVED,
+    CLOSE_UNAUTHORIZED,
+    station_checks,
+    station_group,
+)
 
 log = logging.getLogger("tablehub.stations")
 
@@ -113,6 +118,10 @@ class StationConsumer(TableConsumer):
         await self.send_json(reply)
         if not reply["ok"] and reply["error"]["code"] == SESSION_ENDED:
             await self.end_session(CLOSE_UNAUTHORIZED, reply["error"]["message"])
+            return
+        if reply["ok"] and "moved" in reply and not reply.get("resent"):
+            # The station plays at another table now: it joins that table's socket.
+            await self.end_session(CLOSE_MOVED, f"moved to table {reply['moved']['table_id']}")
             return
         waited = (timezone.now() - self.received_at).total_seconds()
         metrics.STATION_MESSAGE.labels(metrics.message_type(content["type"])).observe(waited)

@@ -52,6 +52,7 @@ T = TypeVar("T")
 RECHECK = "session.recheck"  # the channel-layer message type (handler ``session_recheck``)
 CLOSE_UNAUTHORIZED = 4401  # logged out, deactivated, credential or reader key revoked
 CLOSE_FORBIDDEN = 4403  # logged in but no longer allowed at this table
+CLOSE_MOVED = 4410  # the station moved to another table of its stadium (stations/lobby.py)
 
 
 def user_group(user_id: int) -> str:
