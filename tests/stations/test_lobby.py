@@ -65,7 +65,7 @@ def s1(tables, stadium):
     return station
 
 
-def entries() -> list[tuple[str, str, int | None]]:
+def entries() -> list[tuple[str, Decimal, int | None]]:
     return list(LedgerEntry.objects.order_by("pk").values_list("key", "amount", "table_id"))
 
 
