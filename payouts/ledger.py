@@ -786,6 +786,10 @@ def check() -> list[str]:
     # between the tables of its stadium counted at each table for what it did there).
     by_table: dict[int, Counter[str]] = defaultdict(Counter)
     played: dict[tuple[int, int], list[Decimal]] = defaultdict(lambda: [Decimal(0)] * 2)
+    # An entry's table: the one whose books hold it; an entry without one (written before
+    # entries had their table) is its round's table's, else its station's.
+    round_tables = dict(Round.objects.values_list("pk", "table_id"))
+    station_tables = dict(Station.objects.values_list("pk", "table_id"))
     for key, station_id, round_id, kind, amount, table_id in rows:
         amount = Decimal(str(amount))
         if round_id is not None:
@@ -800,6 +804,8 @@ def check() -> list[str]:
             counted_kind = meters.counted_as(kind, refunded[3] if refunded else None)
             name, sign = meters.KINDS[counted_kind]
             counted[station_id][f"{name}_cents"] += sign * meters.cents(amount)
+            if table_id is None:
+                table_id = round_tables.get(round_id) or station_tables[station_id]
             by_table[table_id][f"{name}_cents"] += sign * meters.cents(amount)
         if round_id is not None and kind in (LedgerEntry.Kind.STAKE, LedgerEntry.Kind.RETURN):
             stakes_and_net = played[(round_id, station_id)]  # as ``games`` reads the books
