@@ -55,6 +55,11 @@ def _join(table_id: int, name: object, credential: object, address: str) -> Stat
     return station
 
 
+@database_sync_to_async
+def _plays_at(station_id: int, table_id: int) -> bool:
+    return Station.objects.filter(pk=station_id, table_id=table_id).exists()
+
+
 class Refusal(NamedTuple):
     code: str
     message: str
@@ -128,9 +133,15 @@ class StationConsumer(TableConsumer):
 
     async def session_refusal(self, ended: str | None = None) -> tuple[int, str] | None:
         station = self.station
-        if station is None or await station_checks().holds(station.pk, station.credential):
+        if station is None:
             return None
-        return CLOSE_UNAUTHORIZED, "the station was deactivated or its credential changed"
+        if not await station_checks().holds(station.pk, station.credential):
+            return CLOSE_UNAUTHORIZED, "the station was deactivated or its credential changed"
+        # Asked again when the station was changed (tablehub/session_guard.py): one that
+        # moved to another table of its stadium plays there, not on this table's socket.
+        if not await _plays_at(station.pk, self.table_id):
+            return CLOSE_MOVED, "the station moved to another table of its stadium"
+        return None
 
     async def disconnect(self, code: int) -> None:
         self.stop_hearing()

@@ -138,6 +138,18 @@ def test_a_resent_move_message_is_answered_again_and_moves_once(tables, s1):
     assert len(entries()) == count
 
 
+def test_a_message_for_the_old_table_after_the_move_is_refused(tables, s1):
+    """A socket of the station still at the old table (its copy of the station says so):
+    its message is refused with ``unauthorized`` and changes nothing."""
+    a, b = tables
+    stale = Station.objects.get(pk=s1.pk)
+    lobby.move_station(s1, b.pk, "m-1")
+    writer.open_round(a)
+    reply = handle(stale, {"type": "place", "client_id": "c-1", "box": 1, "amount": "5"})
+    assert reply["ok"] is False and reply["error"]["code"] == "unauthorized"
+    assert not a.rounds.get().bets.exists()
+
+
 def test_play_at_both_tables_keeps_the_books_and_the_meters_balanced(tables, s1):
     a, b = tables
     round = play(a, [(s1, 1, "main", "10")], "TS 9H 9D 8C", [("s1", "stand")])
