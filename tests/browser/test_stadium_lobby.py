@@ -1,7 +1,8 @@
 """The stadium lobby on the station page (issue 22, point 5), in Chromium against the real
 server: the "Tables" panel lists both demo tables with their rules, limits and players, its
 "Move here" is disabled (and says why) while the station has a bet on the open round, and
-after the move the page is the station's page at the other table, with the same credits.
+after the move the page is the station's page at the other table, with the same credits (and
+another screen of the station at the old table says that it moved).
 """
 
 from __future__ import annotations
@@ -76,6 +77,10 @@ def test_the_lobby_lists_the_tables_and_moves_the_station_with_its_credits(
     expect(move).to_be_enabled()
     assert audit(page) == []
     keep(page, "lobby", whole=True)
+    # A second screen of the station at the old table (another tab) is told when it moves.
+    other = station_page()
+    other.goto(f"{server}/tables/{live.pk}/stations/s1/#credential={credential}")
+    expect(other.locator("#connection")).to_have_text("Connected")
     move.click()
 
     # The station's page at the other table, joined, with the same credits.
@@ -83,6 +88,7 @@ def test_the_lobby_lists_the_tables_and_moves_the_station_with_its_credits(
     expect(page.locator("#connection")).to_have_text("Connected")
     expect(page.locator("#table-name")).to_have_text("Video demo table")
     expect(page.locator("#credits")).to_have_text("$123.45")
+    expect(other.locator("#connection")).to_have_text("This station moved to another table.")
     station.refresh_from_db()
     assert station.table_id == video.pk
     assert ledger.balance(station) == Decimal("123.45")

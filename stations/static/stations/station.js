@@ -213,9 +213,16 @@ function connect() {
     }
     onFrame(frame);
   };
-  ws.onclose = () => {
+  ws.onclose = (event) => {
     if (ws !== socket) return;
     socket = null;
+    if (event.code === 4410 && !stopped) {
+      // The station moved to another table of its stadium from another screen: it plays
+      // there now (docs/protocol.md, "Stadium lobby"), this page no longer joins.
+      stopped = true;
+      setConnection("offline", gettext("This station moved to another table."));
+      return;
+    }
     lostConnection();
   };
 }
