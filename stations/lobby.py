@@ -68,6 +68,7 @@ def stadium_tables(station: Station) -> list[dict[str, Any]]:
     lines = []
     for table in tables:
         config = table.current_config()
+        rules = config.ruleset().to_dict() if config is not None else None
         dealer = table.dealer if table.mode == Table.Mode.DEALER else None
         lines.append(
             {
@@ -79,11 +80,7 @@ def stadium_tables(station: Station) -> list[dict[str, Any]]:
                 "open": table.is_open,
                 "currency": table.currency,
                 "boxes": table.boxes,
-                "rules": (
-                    {name: config.ruleset().to_dict()[name] for name in RULES_SHOWN}
-                    if config is not None
-                    else None
-                ),
+                "rules": {name: rules[name] for name in RULES_SHOWN} if rules else None,
                 "limits": limits_shown(config) if config is not None else {},
                 "special_bets": config.offered_special_bets() if config is not None else [],
                 "players": players.get(table.pk, 0),
