@@ -22,6 +22,10 @@ which the database stores and game recall shows, is made and read only in this m
   correction (``c<seq>``) took back beyond the station's credits, the house's loss (or,
   negative, such a loss given back to the house when a later correction pays the station);
 - ``station:<station id>:tip:<client key>``: a station's tip to the dealer;
+- ``station:<station id>:move:<client key>:leave`` and ``...:arrive``: a station's credits
+  leaving its table and arriving at another table of its stadium (``move``): the first in
+  the table it leaves (its ``table`` and chain), the second in the table it arrives at, each
+  with its house mirror; the station's two entries sum to zero, so its credits do not change;
 - ``<station side's key>|house``: the house side of every movement but a tip;
   ``<station side's key>|tips``: a tip's other side, the table's tip account (``TIPS``).
 
@@ -147,7 +151,23 @@ class LossKey:
         return f"round:{self.round_id}:{self.station}:house_loss:{self.when}"
 
 
-Key = CashKey | EntryKey | LossKey
+@dataclass(frozen=True)
+class MoveKey:
+    """One side of a station's move between two tables of its stadium: its credits leaving
+    the table it plays at (``leave``) or arriving at the other (``arrive``), keyed by the
+    client's key so that a move sent again is written once."""
+
+    station_id: int
+    client_key: str
+    side: str  # LEAVE or ARRIVE
+
+    def text(self) -> str:
+        return f"station:{self.station_id}:{LedgerEntry.Kind.MOVE}:{self.client_key}:{self.side}"
+
+
+LEAVE, ARRIVE = "leave", "arrive"
+
+Key = CashKey | EntryKey | LossKey | MoveKey
 
 
 # -- locking -----------------------------------------------------------------------------------
@@ -227,9 +247,12 @@ def _post(
     round: Round | None,
     movements: Iterable[tuple[Station, str, Decimal, Key]],
     refunded: Mapping[Key, str] | None = None,
+    tables: Mapping[Key, int] | None = None,
 ) -> int:
     """Several movements of one round in one insert, counted by the meters (a refund as the
-    kind of the entry it refunds, ``refunded``); a movement of 0.00 moves nothing."""
+    kind of the entry it refunds, ``refunded``; a move is not metered); a movement of 0.00
+    moves nothing. Each movement is in the books of the station's table, or of the table
+    ``tables`` gives for its key (a move's arrival)."""
     entries = []
     counted = []
     at = timezone.now()
@@ -237,11 +260,13 @@ def _post(
         if not amount:
             continue
         text = key.text()
-        # Both sides in the chain of the station's table (rounds/chain.py).
-        table = station.table_id
-        counted.append(
-            (table, station.pk, meters.counted_as(kind, (refunded or {}).get(key)), amount)
-        )
+        # Both sides in the chain of the round's table, else the station's (rounds/chain.py):
+        # a void of a round at a table the station has left since is in that table's books.
+        table = (tables or {}).get(key, round.table_id if round is not None else station.table_id)
+        if kind != LedgerEntry.Kind.MOVE:
+            counted.append(
+                (table, station.pk, meters.counted_as(kind, (refunded or {}).get(key)), amount)
+            )
         entries += [
             LedgerEntry(
                 station=station,
@@ -336,6 +361,45 @@ def tip(station: Station, amount: Decimal, client_key: str) -> bool:
     when it was moved already."""
     key = CashKey(station.pk, LedgerEntry.Kind.TIP, client_key)
     return _post_once(station, LedgerEntry.Kind.TIP, -amount, key)
+
+
+def lock_for_move(station: Station, to_table_id: int) -> Decimal:
+    """Lock what a move of the station to ``to_table_id`` writes, in the lock order (after
+    the round's lock of the table it leaves, which the caller holds): the chain heads of
+    both tables, then the station's row; its credits, read under the lock."""
+    chain.lock_heads([station.table_id, to_table_id])
+    return lock_credits([station])[station.pk]
+
+
+def move(station: Station, to_table_id: int, client_key: str) -> Decimal:
+    """Move the station's credits from its table's books to those of ``to_table_id``, another
+    table of its stadium, once per ``client_key`` (the caller holds ``lock_for_move`` and has
+    checked that the station has no bet on its table's open round; ``station.table_id`` is
+    still the table it leaves). Two movements: the credits leave the table (``leave``, in its
+    chain) and arrive at the other (``arrive``, in that table's chain), each with its house
+    mirror: the station's two entries sum to zero, so its credits do not change. The amount
+    moved: 0.00 with no credits (nothing is written), and a move already written under
+    ``client_key`` is not written again (its amount)."""
+    meters.station_moved(station.pk, to_table_id)  # its meters' row names its new table
+    credits = balance(station)
+    if credits <= 0:
+        return Decimal("0.00")
+    leave = MoveKey(station.pk, client_key, LEAVE)
+    arrive = MoveKey(station.pk, client_key, ARRIVE)
+    kind = LedgerEntry.Kind.MOVE
+    try:
+        with transaction.atomic():  # a savepoint: the caller's transaction goes on
+            _post(
+                None,
+                [(station, kind, -credits, leave), (station, kind, credits, arrive)],
+                tables={arrive: to_table_id},
+            )
+    except IntegrityError:
+        moved = LedgerEntry.objects.filter(key=arrive.text()).values_list("amount", flat=True)
+        if not moved:
+            raise  # another constraint broke: not a repeat
+        return money(moved[0])
+    return credits
 
 
 @dataclass
@@ -709,7 +773,8 @@ def check() -> list[str]:
     each station's balance is exactly the sum of its entries, and never below zero; each
     station's and table's meters are what the entries say (payouts/meters.py)."""
     broken: list[str] = []
-    rows = list(LedgerEntry.objects.values_list("key", "station_id", "round_id", "kind", "amount"))
+    columns = ("key", "station_id", "round_id", "kind", "amount", "table_id")
+    rows = list(LedgerEntry.objects.values_list(*columns))
     total = sum((Decimal(str(r[4])) for r in rows), Decimal(0))
     if total != 0:
         broken.append(f"the whole ledger sums to {money(total)}, not 0.00")
@@ -717,8 +782,15 @@ def check() -> list[str]:
     by_station: dict[int, Decimal] = defaultdict(Decimal)
     by_key = {r[0]: r for r in rows}
     counted: dict[int, Counter[str]] = defaultdict(Counter)  # the meters, from the entries
+    # The tables' meters, from the entries in each table's books (a station that moved
+    # between the tables of its stadium counted at each table for what it did there).
+    by_table: dict[int, Counter[str]] = defaultdict(Counter)
     played: dict[tuple[int, int], list[Decimal]] = defaultdict(lambda: [Decimal(0)] * 2)
-    for key, station_id, round_id, kind, amount in rows:
+    # An entry's table: the one whose books hold it; an entry without one (written before
+    # entries had their table) is its round's table's, else its station's.
+    round_tables = dict(Round.objects.values_list("pk", "table_id"))
+    station_tables = dict(Station.objects.values_list("pk", "table_id"))
+    for key, station_id, round_id, kind, amount, table_id in rows:
         amount = Decimal(str(amount))
         if round_id is not None:
             by_round[round_id] += amount
@@ -728,8 +800,13 @@ def check() -> list[str]:
         refunded = (
             by_key.get(key.removesuffix(_REFUND)) if kind == LedgerEntry.Kind.REFUND else None
         )
-        name, sign = meters.KINDS[meters.counted_as(kind, refunded[3] if refunded else None)]
-        counted[station_id][f"{name}_cents"] += sign * meters.cents(amount)
+        if kind != LedgerEntry.Kind.MOVE:  # a move is not metered
+            counted_kind = meters.counted_as(kind, refunded[3] if refunded else None)
+            name, sign = meters.KINDS[counted_kind]
+            counted[station_id][f"{name}_cents"] += sign * meters.cents(amount)
+            if table_id is None:
+                table_id = round_tables.get(round_id) or station_tables[station_id]
+            by_table[table_id][f"{name}_cents"] += sign * meters.cents(amount)
         if round_id is not None and kind in (LedgerEntry.Kind.STAKE, LedgerEntry.Kind.RETURN):
             stakes_and_net = played[(round_id, station_id)]  # as ``games`` reads the books
             stakes_and_net[0] += amount if kind == LedgerEntry.Kind.STAKE else 0
@@ -759,9 +836,10 @@ def check() -> list[str]:
                 f"station {station_id} ({names[station_id]})'s balance {shown} is not the sum "
                 f"of its entries, {amount}"
             )
-    settled = set(Round.objects.filter(phase=Round.Phase.SETTLED).values_list("pk", flat=True))
+    settled = dict(Round.objects.filter(phase=Round.Phase.SETTLED).values_list("pk", "table_id"))
     for (round_id, station_id), (stakes, net) in played.items():
         if round_id in settled and stakes < 0:
-            counted[station_id]["games_played"] += 1
-            counted[station_id]["games_won"] += net > 0
-    return broken + meters.differences(counted)
+            for games in (counted[station_id], by_table[settled[round_id]]):
+                games["games_played"] += 1
+                games["games_won"] += net > 0
+    return broken + meters.differences(counted, by_table)

@@ -233,25 +233,33 @@ def _upsert(model: type[Meters], keys: list[str], rows: list[tuple[list[int], Co
 # -- checking --------------------------------------------------------------------------------
 
 
-def differences(expected: Mapping[int, Counter[str]]) -> list[str]:
+def differences(
+    expected: Mapping[int, Counter[str]], tables: Mapping[int, Counter[str]]
+) -> list[str]:
     """Every meter that is not what the ledger says, one line each; ``expected``: each
-    station's meters from the ledger (station id -> column -> count)."""
+    station's meters from the ledger (station id -> column -> count), ``tables``: each
+    table's, from the entries in its books (a station that moved between the tables of its
+    stadium counts at each table for what it did there)."""
     kept = {m.station_id: m for m in StationMeter.objects.all()}
     ids = set(expected) | set(kept)
-    rows = Station.objects.filter(pk__in=ids).values_list("pk", "table_id", "name")
-    stations = {pk: (table_id, name) for pk, table_id, name in rows}
+    names = dict(Station.objects.filter(pk__in=ids).values_list("pk", "name"))
     broken: list[str] = []
-    tables: dict[int, Counter[str]] = defaultdict(Counter)
     for station_id in sorted(ids):
-        table_id, name = stations[station_id]
-        tables[table_id].update(expected.get(station_id, {}))
         broken += _compare(
-            f"station {station_id} ({name})", kept.get(station_id), expected.get(station_id)
+            f"station {station_id} ({names[station_id]})",
+            kept.get(station_id),
+            expected.get(station_id),
         )
     table_rows = {m.table_id: m for m in TableMeter.objects.all()}
     for table_id in sorted(set(tables) | set(table_rows)):
         broken += _compare(f"table {table_id}", table_rows.get(table_id), tables.get(table_id))
     return broken
+
+
+def station_moved(station_id: int, table_id: int) -> None:
+    """A station moved to another table of its stadium: its meters' row names its new table
+    (what it counted at the other stays in that table's meters)."""
+    StationMeter.objects.filter(pk=station_id).update(table_id=table_id)
 
 
 def _compare(who: str, meter: Meters | None, expected: Counter[str] | None) -> list[str]:

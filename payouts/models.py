@@ -61,6 +61,9 @@ class LedgerEntry(AppendOnly):
         # A station's tip to the dealer: its other side is the table's tip account, not the
         # house (payouts.ledger.tip).
         TIP = "tip"
+        # A station's credits leaving its table, or arriving at another table of its
+        # stadium, as it moves between them (payouts.ledger.move): not metered.
+        MOVE = "move"
 
     station = models.ForeignKey(
         "stations.Station",

@@ -25,7 +25,7 @@ class StationForm(forms.ModelForm):
 
     class Meta:
         model = Station
-        fields = ("table", "name", "is_active", "language")
+        fields = ("table", "stadium", "name", "is_active", "language")
 
     def clean(self) -> dict[str, Any]:
         super().clean()
@@ -46,8 +46,8 @@ class StationForm(forms.ModelForm):
 @admin.register(Station)
 class StationAdmin(SimpleHistoryAdmin):
     form = StationForm
-    list_display = ("name", "table", "is_active", "language", "credits", "rounds")
-    list_filter = ("table", "is_active")
+    list_display = ("name", "table", "stadium", "is_active", "language", "credits", "rounds")
+    list_filter = ("table", "stadium", "is_active")
     search_fields = ("name",)
     readonly_fields = ("credits", "rounds")
 

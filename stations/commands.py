@@ -29,7 +29,7 @@ from rounds.engine import Round as Engine
 from rounds.engine.errors import shown
 from rounds.engine.money import check_stake_limits, fmt
 from rounds.models import Round
-from stations import protection, seats
+from stations import lobby, protection, seats
 from stations.models import Station, StationCommand
 from stations.recall import station_recall
 from stations.selectors import (
@@ -62,6 +62,11 @@ PENDING = {"pending": True}
 # joined: its consumer closes the socket (tablehub/session_guard.py).
 SESSION_ENDED = "unauthorized"
 REVOKED = EngineError("the station was deactivated or its credential changed", code=SESSION_ENDED)
+MOVED_AWAY = EngineError(
+    "the station moved to another table of its stadium: join it there", code=SESSION_ENDED
+)
+# The messages whose reply carries the whole state: a move's is the state at its new table.
+WHOLE_STATE = frozenset(["state", "move_table"])
 
 
 def handle(
@@ -96,7 +101,9 @@ def handle_batch(messages: list[Received]) -> list[dict[str, Any]]:
         meters.batched(),
     ):
         # The session check (tablehub/session_guard.py) of every message, in one query.
-        valid = valid_stations({station.pk: station.credential for station, _m, _at in messages})
+        valid = valid_stations(
+            {station.pk: station.credential for station, _m, _at in messages}, table_id
+        )
         # A bet's credits are read under its station's lock: the betting stations' locks
         # taken once for the batch, outside any message's savepoint (its rollback would
         # release them), before their credits are read.
@@ -113,6 +120,10 @@ def handle_batch(messages: list[Received]) -> list[dict[str, Any]]:
             client_id = message.get("client_id")
             if station.pk not in valid:  # deactivated or its credential changed meanwhile
                 replies.append(_reply(client_id if _is_client_id(client_id) else None, REVOKED))
+                continue
+            if station.table_id != table_id:  # it moved away earlier in this batch
+                answer = client_id if _is_client_id(client_id) else None
+                replies.append(_reply(answer, MOVED_AWAY))
                 continue
             if not _is_client_id(client_id):
                 error = "client_id must be a string of 1 to 64 characters"
@@ -206,7 +217,7 @@ def _answer(
         return _reply(client_id, exc.at(station.name))
     # A command's reply carries the live state; the table's set-up and the histories, which
     # change only between rounds, come with ``join`` and ``state``.
-    return Applied(client_id, said, full=message.get("type") == "state")
+    return Applied(client_id, said, full=message.get("type") in WHOLE_STATE)
 
 
 def _reply(client_id: str | None, error: EngineError | None, state: Any = None) -> dict[str, Any]:
@@ -637,6 +648,23 @@ def _state(station: Station, message: dict[str, Any], at: datetime) -> None:
     return None
 
 
+def _tables(station: Station, message: dict[str, Any], at: datetime) -> dict[str, Any]:
+    """The tables of the station's stadium (stations/lobby.py), beside its state."""
+    return {"tables": lobby.stadium_tables(station)}
+
+
+def _move_table(station: Station, message: dict[str, Any], at: datetime) -> dict[str, Any]:
+    """Move the station to another table of its stadium, between rounds, with its credits
+    (stations/lobby.py); the reply names the table and its station page, and carries the
+    whole state there. The station then joins that table's socket (this one is closed)."""
+    table_id = message.get("table")
+    if isinstance(table_id, bool) or not isinstance(table_id, int):
+        raise EngineError("table must be a table id", code="bad_message")
+    table = lobby.move_station(station, table_id, message["client_id"])
+    page = lobby.station_page(station, table)
+    return {"moved": {"table_id": table.pk, "table": table.name, "page": page}}
+
+
 def _shoe_seed(station: Station, message: dict[str, Any], at: datetime) -> dict[str, Any]:
     """The station's seed for its video table's next virtual shuffle (tablehub/fair_shoe.py);
     the reply carries it back as it will be mixed in."""
@@ -683,6 +711,8 @@ HANDLERS: dict[str, Callable[[Station, dict[str, Any], datetime], dict[str, Any]
     "still_here": _still_here,
     "recall": _recall,
     "shoe_seed": _shoe_seed,
+    "tables": _tables,
+    "move_table": _move_table,
     "state": _state,
 }
 

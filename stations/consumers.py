@@ -17,7 +17,12 @@ from stations.commands import SESSION_ENDED, station_state
 from stations.models import Station
 from tablehub import attempts, metrics
 from tablehub.consumers import TableConsumer, client_id_of
-from tablehub.session_guard import CLOSE_UNAUTHORIZED, station_checks, station_group
+from tablehub.session_guard import (
+    CLOSE_MOVED,
+    CLOSE_UNAUTHORIZED,
+    station_checks,
+    station_group,
+)
 
 log = logging.getLogger("tablehub.stations")
 
@@ -48,6 +53,11 @@ def _join(table_id: int, name: object, credential: object, address: str) -> Stat
         attempts.failed("station", station_key, address)
         return Refusal("unauthorized", "unknown station or credential")
     return station
+
+
+@database_sync_to_async
+def _plays_at(station_id: int, table_id: int) -> bool:
+    return Station.objects.filter(pk=station_id, table_id=table_id).exists()
 
 
 class Refusal(NamedTuple):
@@ -114,14 +124,24 @@ class StationConsumer(TableConsumer):
         if not reply["ok"] and reply["error"]["code"] == SESSION_ENDED:
             await self.end_session(CLOSE_UNAUTHORIZED, reply["error"]["message"])
             return
+        if reply["ok"] and "moved" in reply and not reply.get("resent"):
+            # The station plays at another table now: it joins that table's socket.
+            await self.end_session(CLOSE_MOVED, f"moved to table {reply['moved']['table_id']}")
+            return
         waited = (timezone.now() - self.received_at).total_seconds()
         metrics.STATION_MESSAGE.labels(metrics.message_type(content["type"])).observe(waited)
 
     async def session_refusal(self, ended: str | None = None) -> tuple[int, str] | None:
         station = self.station
-        if station is None or await station_checks().holds(station.pk, station.credential):
+        if station is None:
             return None
-        return CLOSE_UNAUTHORIZED, "the station was deactivated or its credential changed"
+        if not await station_checks().holds(station.pk, station.credential):
+            return CLOSE_UNAUTHORIZED, "the station was deactivated or its credential changed"
+        # Asked again when the station was changed (tablehub/session_guard.py): one that
+        # moved to another table of its stadium plays there, not on this table's socket.
+        if not await _plays_at(station.pk, self.table_id):
+            return CLOSE_MOVED, "the station moved to another table of its stadium"
+        return None
 
     async def disconnect(self, code: int) -> None:
         self.stop_hearing()

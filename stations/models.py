@@ -3,13 +3,25 @@
 from __future__ import annotations
 
 from django.conf import settings
+from django.core.exceptions import ValidationError
 from django.db import models
 
 from tablehub.tokens import check_token, hash_token
 
 
 class Station(models.Model):
+    """A player terminal. ``table`` is where it plays now; a station of a ``stadium`` may
+    move among the stadium's tables between rounds (stations/lobby.py), with its credits."""
+
     table = models.ForeignKey("tablehub.Table", on_delete=models.CASCADE, related_name="stations")
+    stadium = models.ForeignKey(
+        "tablehub.Stadium",
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="stations",
+        help_text="the stadium among whose tables the station may move (its table must be one)",
+    )
     name = models.SlugField(max_length=40)
     credential = models.CharField(max_length=128, help_text="hash of the device credential")
     is_active = models.BooleanField(default=True)
@@ -33,6 +45,13 @@ class Station(models.Model):
 
     def __str__(self) -> str:
         return f"{self.table}/{self.name}"
+
+    def clean(self) -> None:
+        if self.stadium_id is not None and self.table_id is not None:
+            if self.table.stadium_id != self.stadium_id:
+                raise ValidationError(
+                    {"stadium": "the station's table must be a table of its stadium"}
+                )
 
     def set_credential(self, secret: str) -> None:
         self.credential = hash_token(secret)

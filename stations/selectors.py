@@ -31,10 +31,14 @@ WIN_CLASSES = ("regular", "nice", "big")
 TIMED_STEPS = {"betting": "betting", "insurance": "insurance", "bonus": "bonus", "decision": "play"}
 
 
-def valid_stations(wanted: dict[int, str]) -> set[int]:
+def valid_stations(wanted: dict[int, str], table_id: int | None = None) -> set[int]:
     """Of ``{station id: credential hash}``, the stations still active with that hash (the
-    session check of tablehub/session_guard.py)."""
-    rows = Station.objects.filter(pk__in=wanted, is_active=True).values_list("pk", "credential")
+    session check of tablehub/session_guard.py), and still at table ``table_id`` when it is
+    given (a station that moved to another table of its stadium plays there)."""
+    stations = Station.objects.filter(pk__in=wanted, is_active=True)
+    if table_id is not None:
+        stations = stations.filter(table_id=table_id)
+    rows = stations.values_list("pk", "credential")
     return {pk for pk, credential in rows if wanted[pk] == credential}
 
 
@@ -53,11 +57,7 @@ def table_info(table: Table, config: TableConfig) -> dict[str, Any]:
         "boxes": table.boxes,
         "chips": [fmt(chip) for chip in map(_decimal, config.chips) if chip and chip > 0],
         "special_bets": config.offered_special_bets(),
-        "limits": {
-            kind: [fmt(Decimal(str(low))), fmt(Decimal(str(high)))]
-            for kind, (low, high) in config.limits.items()
-            if low is not None and high is not None
-        },
+        "limits": limits_shown(config),
         "win_thresholds": {k: str(v) for k, v in config.win_thresholds.items()},
         "timers": {name: writer.timer_seconds(probe, phase) for name, phase in TIMED_STEPS.items()},
         "rules": config.ruleset().to_dict(),
@@ -68,6 +68,16 @@ def table_info(table: Table, config: TableConfig) -> dict[str, Any]:
             {"main": config.limit("main"), **config.special_limits()},
             config.paytables(),
         ),
+    }
+
+
+def limits_shown(config: TableConfig) -> dict[str, list[str]]:
+    """The configuration's limits as a station shows them: ``[minimum, maximum]`` money
+    strings per kind of bet (``main``, ``special``, ``let_it_play``, a special bet's own)."""
+    return {
+        kind: [fmt(Decimal(str(low))), fmt(Decimal(str(high)))]
+        for kind, (low, high) in config.limits.items()
+        if low is not None and high is not None
     }
 
 

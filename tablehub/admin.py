@@ -38,6 +38,7 @@ from tablehub.models import (
     Play,
     Report,
     Shoe,
+    Stadium,
     Table,
     TableConfig,
 )
@@ -182,6 +183,41 @@ class ConfigInline(admin.TabularInline):
         return ", ".join(obj.special_bets) or "-"
 
 
+# --- stadiums -------------------------------------------------------------------------------
+
+
+class StadiumTableInline(admin.TabularInline):
+    """The stadium's tables (a table joins a stadium on its own page, field "stadium")."""
+
+    model = Table
+    fields = ("name", "mode", "is_open")
+    readonly_fields = fields
+    extra = 0
+    can_delete = False
+    show_change_link = True
+
+    def has_add_permission(self, request, obj=None) -> bool:
+        return False
+
+
+@admin.register(Stadium)
+class StadiumAdmin(admin.ModelAdmin):
+    """Floor managers create stadiums; a table is put in one on the table's page, and a
+    station on the station's (docs/operations.md, "Stadium")."""
+
+    list_display = ("name", "table_count", "station_count")
+    search_fields = ("name",)
+    inlines = [StadiumTableInline]
+
+    @admin.display(description="tables")
+    def table_count(self, obj: Stadium) -> int:
+        return obj.tables.count()
+
+    @admin.display(description="stations")
+    def station_count(self, obj: Stadium) -> int:
+        return obj.stations.count()
+
+
 @admin.register(Table)
 class TableAdmin(SimpleHistoryAdmin):
     list_display = (
@@ -190,10 +226,11 @@ class TableAdmin(SimpleHistoryAdmin):
         "mode",
         "is_open",
         "is_replay",
+        "stadium",
         "config_version",
         "configure",
     )
-    list_filter = ("jurisdiction", "mode", "is_open", "is_replay")
+    list_filter = ("jurisdiction", "mode", "is_open", "is_replay", "stadium")
     search_fields = ("name",)
     filter_horizontal = ("staff",)
     exclude = ("reader_key",)

@@ -1,7 +1,9 @@
 """The demo table: a whole table on the embedded default, with no hardware.
 
 ``ensure_demo_table`` creates (or finds) a three-box table with two stations, a virtual
-shoe, a dealer and a supervisor login, and opens it. The README's run command calls it
+shoe, a dealer and a supervisor login, and opens it; ``ensure_demo_stadium`` puts demo tables
+and their stations in the demo stadium, whose stations move among its tables (the lobby,
+stations/lobby.py). The README's run command calls it
 through ``manage.py demo_table``; browser tests use it too, so the demo is what is tested.
 The credentials are demo values, printed for the person trying the table: a real table's
 are set by a floor manager and never shown again.
@@ -18,13 +20,14 @@ from payouts.specials.defaults import default_paytable_rows
 from rounds.engine import RuleSet
 from stations.models import Station
 from tablehub import roles
-from tablehub.models import Jurisdiction, Table, TableConfig
+from tablehub.models import Jurisdiction, Stadium, Table, TableConfig
 
 DEMO_SPECIAL_BETS = ("21+3", "pair", "lucky_ladies", "bust")
 # The demo lets a newcomer try the dispute flow (seed 001 §3.7): disputes on, and a settled
 # round stays disputable for a minute.
 DEMO_DISPUTE_WINDOW_SECONDS = 60
 DEMO_JURISDICTION = "demo"
+DEMO_STADIUM = "Demo stadium"
 STAFF = {"dealer": roles.DEALER, "supervisor": roles.SUPERVISOR}
 
 
@@ -88,7 +91,12 @@ def ensure_demo_table(
         )
     for station_name in stations:
         credential = f"demo-{station_name}"
-        station, _ = Station.objects.get_or_create(table=table, name=station_name)
+        # A demo station that moved to another table of the demo stadium stays there.
+        station = (
+            Station.objects.filter(table=table, name=station_name).first()
+            or Station.objects.filter(name=station_name, stadium__name=DEMO_STADIUM).first()
+            or Station(table=table, name=station_name)
+        )
         station.set_credential(credential)
         station.save()
         demo.station_credentials[station_name] = credential
@@ -101,3 +109,16 @@ def ensure_demo_table(
         table.staff.add(user)  # dealers and supervisors open only their tables' tablets
         demo.logins[username] = username
     return demo
+
+
+@transaction.atomic
+def ensure_demo_stadium(demos: list[Demo]) -> Stadium:
+    """The demo stadium, holding the demos' tables and their stations (their names differ
+    from table to table, so each may move to every other table)."""
+    stadium, _ = Stadium.objects.get_or_create(name=DEMO_STADIUM)
+    tables = [demo.table for demo in demos]
+    Table.objects.filter(pk__in=[table.pk for table in tables]).update(stadium=stadium)
+    Station.objects.filter(table__in=tables).update(stadium=stadium)
+    for table in tables:
+        table.stadium = stadium
+    return stadium

@@ -1,4 +1,7 @@
-"""The table itself: jurisdictions, tables, their versioned configuration and shoes.
+"""The table itself: jurisdictions, stadiums, tables, their versioned configuration and shoes.
+
+A stadium groups tables (any mix of modes and dealers) whose stations may move among them
+between rounds (stations/lobby.py).
 
 A TableConfig is never edited once a round has used it: a change is a new
 version, and every round keeps the exact version it started with.
@@ -216,6 +219,19 @@ class Jurisdiction(models.Model):
             raise ValidationError(errors)
 
 
+class Stadium(models.Model):
+    """A floor of tables sharing their player stations: a station of the stadium lists its
+    tables and moves among them between rounds, with its credits (stations/lobby.py)."""
+
+    name = models.CharField(max_length=80, unique=True)
+
+    class Meta:
+        ordering = ["name"]
+
+    def __str__(self) -> str:
+        return self.name
+
+
 class Table(models.Model):
     class Shuffler(models.TextChoices):
         CONTINUOUS = "continuous", "continuous shuffler"
@@ -238,6 +254,14 @@ class Table(models.Model):
     currency = models.CharField(max_length=3, default="USD")
     mode = models.CharField(max_length=8, choices=Mode.choices, default=Mode.DEALER)
     is_open = models.BooleanField(default=False, help_text="a new round opens after each one")
+    stadium = models.ForeignKey(
+        Stadium,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="tables",
+        help_text="the stadium whose stations may move to this table (empty: none)",
+    )
     is_replay = models.BooleanField(
         default=False,
         help_text="made by play_scenario --live to replay a scenario; reports leave it out",

@@ -52,6 +52,7 @@ T = TypeVar("T")
 RECHECK = "session.recheck"  # the channel-layer message type (handler ``session_recheck``)
 CLOSE_UNAUTHORIZED = 4401  # logged out, deactivated, credential or reader key revoked
 CLOSE_FORBIDDEN = 4403  # logged in but no longer allowed at this table
+CLOSE_MOVED = 4410  # the station moved to another table of its stadium (stations/lobby.py)
 
 
 def user_group(user_id: int) -> str:
@@ -311,8 +312,9 @@ def _group_changed(sender: Any, instance: Group, **kwargs: Any) -> None:
 @receiver(post_save, sender=Station, dispatch_uid="session_guard.station_saved")
 @receiver(post_delete, sender=Station, dispatch_uid="session_guard.station_deleted")
 def _station_changed(sender: Any, instance: Station, **kwargs: Any) -> None:
+    # (a station that moved to another table of its stadium: its sockets at the old table)
     if kwargs.get("created") or not _changed(
-        kwargs.get("update_fields"), {"credential", "is_active"}
+        kwargs.get("update_fields"), {"credential", "is_active", "table"}
     ):
         return
     revoke(station_group(instance.pk))

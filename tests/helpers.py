@@ -26,6 +26,7 @@ ROLE_MIGRATIONS = (
     "tablehub.migrations.0018_read_protection_and_integrity_logs",
     "tablehub.migrations.0020_read_dealer_statistics",
     "tablehub.migrations.0022_read_meters",
+    "tablehub.migrations.0025_stadium",
 )
 
 

@@ -34,5 +34,26 @@ def test_demo_tables_are_open_with_stations_staff_and_a_betting_round(run_comman
         authenticate(username="supervisor", password="supervisor"), roles.APPROVER_ROLES
     )
 
+    # Both tables and their stations are in the demo stadium: the lobby shows both.
+    assert live.stadium is not None and video.stadium == live.stadium
+    assert set(Station.objects.filter(stadium=live.stadium).values_list("name", flat=True)) == {
+        "s1",
+        "s2",
+        "v1",
+        "v2",
+    }
+
     assert run_command("demo_table")[0] == 0  # again: the same tables, no second round
     assert Table.objects.count() == 2 and Round.objects.count() == 2
+
+
+def test_a_demo_station_that_moved_stays_at_its_new_table(run_command):
+    """A station that moved within the demo stadium is printed at its table, and a second run
+    makes no second station of its name."""
+    assert run_command("demo_table")[0] == 0
+    video = Table.objects.get(name="Video demo table")
+    Station.objects.filter(name="s1").update(table=video)
+    code, out, _ = run_command("demo_table")
+    assert code == 0
+    assert Station.objects.filter(name="s1").count() == 1
+    assert f"/tables/{video.pk}/stations/s1/#credential=demo-s1" in out

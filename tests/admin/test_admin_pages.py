@@ -345,3 +345,33 @@ def test_a_special_bet_gets_limits_of_its_own_in_the_form(login, table):
     page = login("floor_manager").get(config_url(v2)).content.decode()
     (field,) = re.findall(r'<input[^>]*name="limit_pair_max"[^>]*>', page)
     assert re.search(r'value="10(\.00)?"', field)  # shown again for the next change
+
+
+def test_a_floor_manager_sets_up_a_stadium_and_puts_a_table_and_a_station_in_it(login, table):
+    """Issue 22, point 5: stadiums in the admin; a station's stadium must be its table's."""
+    from tablehub.models import Stadium
+
+    client = login("floor_manager")
+    inline = {"tables-TOTAL_FORMS": "0", "tables-INITIAL_FORMS": "0"}  # the tables listed
+    response = client.post("/admin/tablehub/stadium/add/", {"name": "Main floor", **inline})
+    assert response.status_code == 302
+    stadium = Stadium.objects.get(name="Main floor")
+    s1 = table.stations.get(name="s1")
+    change = f"/admin/stations/station/{s1.pk}/change/"
+    fields = {"table": str(table.pk), "name": "s1", "is_active": "on", "stadium": stadium.pk}
+    refused = client.post(change, fields)  # its table is in no stadium yet
+    assert (
+        refused.status_code == 200 and "must be a table of its stadium" in refused.content.decode()
+    )
+    s1.refresh_from_db()
+    assert s1.stadium is None
+    Table.objects.filter(pk=table.pk).update(stadium=stadium)  # the table's page, field "stadium"
+    assert client.post(change, fields).status_code == 302
+    s1.refresh_from_db()
+    assert s1.stadium == stadium
+    page = client.get(f"/admin/tablehub/stadium/{stadium.pk}/change/").content.decode()
+    assert table.name in page
+    auditor = login("auditor")
+    assert auditor.get("/admin/tablehub/stadium/").status_code == 200
+    refused = auditor.post("/admin/tablehub/stadium/add/", {"name": "Other", **inline})
+    assert refused.status_code == 403

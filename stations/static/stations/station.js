@@ -213,9 +213,16 @@ function connect() {
     }
     onFrame(frame);
   };
-  ws.onclose = () => {
+  ws.onclose = (event) => {
     if (ws !== socket) return;
     socket = null;
+    if (event.code === 4410 && !stopped) {
+      // The station moved to another table of its stadium from another screen: it plays
+      // there now (docs/protocol.md, "Stadium lobby"), this page no longer joins.
+      stopped = true;
+      setConnection("offline", gettext("This station moved to another table."));
+      return;
+    }
     lostConnection();
   };
 }
@@ -267,6 +274,10 @@ function onFrame(frame) {
   root.dispatchEvent(new CustomEvent("station:reply", { detail: { command, frame } })); // protection.js
   if (frame.client_id === stateRequest) {
     stateRequest = null;
+  }
+  if (frame.ok && frame.moved && !frame.resent) {
+    followMove(frame.moved);
+    return;
   }
   if (frame.ok) {
     if (frame.resent) requestState(); // a stored reply: its state may be old
@@ -326,6 +337,23 @@ function onJoin(frame) {
     // unanswered before the drop: sent again with the same client_id, never applied twice
     socket.send(JSON.stringify(command));
   });
+}
+
+// The station moved to another table of its stadium (docs/protocol.md, "Stadium lobby"):
+// the server closes this socket; the page goes to the station's page at the new table,
+// which finds the credential in sessionStorage (or, without it, in the URL fragment).
+function followMove(moved) {
+  stopped = true;
+  clearTimeout(reconnectTimer);
+  showStatus(format(gettext("Moving to %(table)s…"), { table: moved.table }), false);
+  const credential = loadCredential();
+  let fragment = "";
+  try {
+    window.sessionStorage.setItem(`tablehub.station.${moved.table_id}.${STATION}.credential`, credential);
+  } catch {
+    fragment = `#credential=${encodeURIComponent(credential)}`;
+  }
+  window.location.assign(moved.page + fragment);
 }
 
 function requestState() {
@@ -712,6 +740,8 @@ function doneText(command) {
       return gettext("Limits set for this session.");
     case "shoe_seed":
       return gettext("Your seed goes into the next shoe's shuffle.");
+    case "move_table":
+      return gettext("Moving to the other table…");
     default:
       return "";
   }

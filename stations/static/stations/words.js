@@ -64,6 +64,12 @@ export const PLAYER_ERRORS = {
   reality_check_pending: gettext("Please answer the reality check first."),
   on_break: gettext("This station is on a break: see when it ends on the screen."),
   inactivity_locked: gettext("Betting is paused after inactivity: press I'm here to go on."),
+  not_in_stadium: gettext("This station cannot move to that table."),
+  same_table: gettext("You are at that table already."),
+  table_closed: gettext("That table is closed: choose another one."),
+  other_currency: gettext("That table plays in another currency: your credits cannot move there."),
+  name_taken: gettext("A station of the same name plays at that table: please call an attendant."),
+  bets_unsettled: gettext("You can move to another table once your bets are settled."),
 };
 
 // The amounts a refused bet is about, read from the server's message ("... is above the

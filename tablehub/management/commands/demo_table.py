@@ -1,7 +1,8 @@
 """``manage.py demo_table``: set up (or find) the demo tables and print how to reach them.
 
 A live-dealer demo table (the croupier page deals from the virtual shoe when asked) and a
-video-mode table (the virtual shoe deals by itself); both open, two stations each.
+video-mode table (the virtual shoe deals by itself); both open, two stations each, in the
+demo stadium (a station moves between them from its page's "Tables" panel).
 """
 
 from __future__ import annotations
@@ -10,7 +11,8 @@ from django.core.management.base import BaseCommand
 
 from rounds.models import UNFINISHED
 from rounds.writer import open_round
-from tablehub.demo import DEMO_DISPUTE_WINDOW_SECONDS, ensure_demo_table
+from stations.models import Station
+from tablehub.demo import DEMO_DISPUTE_WINDOW_SECONDS, ensure_demo_stadium, ensure_demo_table
 from tablehub.models import Table
 
 
@@ -28,6 +30,7 @@ class Command(BaseCommand):
             mode=Table.Mode.VIDEO,
             timers={"betting": 15, "insurance": 8, "decision": 10, "bonus": 8, "video_card": 0.8},
         )
+        stadium = ensure_demo_stadium([live, video])
         for demo in (live, video):
             table = demo.table
             if not table.is_open:
@@ -45,10 +48,16 @@ class Command(BaseCommand):
                 write(f"  croupier tablet: {base_url}/croupier/tables/{table.pk}/")
                 write("    log in as dealer / dealer (supervisor: supervisor / supervisor)")
             for name, credential in demo.station_credentials.items():
+                # where the station plays now (it may have moved within the demo stadium)
+                at = Station.objects.get(name=name, stadium=stadium).table_id
                 write(
                     f"  station {name} (credential {credential}): "
-                    f"{base_url}/tables/{table.pk}/stations/{name}/#credential={credential}"
+                    f"{base_url}/tables/{at}/stations/{name}/#credential={credential}"
                 )
+        write(
+            f"Both tables are in the {stadium.name}: a station moves to the other table from "
+            "its page's tables panel, between rounds, with its credits."
+        )
         write(
             f"Disputes are allowed, and a settled round may be disputed for "
             f"{DEMO_DISPUTE_WINDOW_SECONDS} s. API documentation: {base_url}/api/docs/"
