@@ -1,17 +1,21 @@
 """``manage.py demo_table``: set up (or find) the demo tables and print how to reach them.
 
 A live-dealer demo table (the croupier page deals from the virtual shoe when asked) and a
-video-mode table (the virtual shoe deals by itself); both open, two stations each.
+video-mode table (the virtual shoe deals by itself); both open, two stations each. With
+``--seats``, also a live-dealer seat-mode table (three stations: one player a seat, the others
+betting behind it).
 """
 
 from __future__ import annotations
+
+from decimal import Decimal
 
 from django.core.management.base import BaseCommand
 
 from rounds.models import UNFINISHED
 from rounds.writer import open_round
 from tablehub.demo import DEMO_DISPUTE_WINDOW_SECONDS, ensure_demo_table
-from tablehub.models import Table
+from tablehub.models import Play, Table
 
 
 class Command(BaseCommand):
@@ -19,8 +23,11 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser) -> None:
         parser.add_argument("--base-url", default="http://127.0.0.1:8000")
+        parser.add_argument(
+            "--seats", action="store_true", help="also a seat-mode demo table (bets behind)"
+        )
 
-    def handle(self, *args, base_url: str, **options) -> None:
+    def handle(self, *args, base_url: str, seats: bool = False, **options) -> None:
         live = ensure_demo_table()
         video = ensure_demo_table(
             name="Video demo table",
@@ -28,7 +35,17 @@ class Command(BaseCommand):
             mode=Table.Mode.VIDEO,
             timers={"betting": 15, "insurance": 8, "decision": 10, "bonus": 8, "video_card": 0.8},
         )
-        for demo in (live, video):
+        demos = [live, video]
+        if seats:
+            demos.append(
+                ensure_demo_table(
+                    name="Seat demo table",
+                    stations=("p1", "p2", "p3"),
+                    play=Play.SEAT,
+                    behind_cap=Decimal("200"),
+                )
+            )
+        for demo in demos:
             table = demo.table
             if not table.is_open:
                 table.is_open = True
@@ -37,7 +54,7 @@ class Command(BaseCommand):
                 open_round(table)
         write = self.stdout.write
         write(f"Front door (every table, its status and links): {base_url}/")
-        for demo in (live, video):
+        for demo in demos:
             table = demo.table
             write(f"{table.name}, table {table.pk}, {table.get_mode_display()}:")
             write(f"  reader key: {demo.reader_key}")
