@@ -4,7 +4,7 @@ seat 1 with "follow" on; the croupier tablet shows who sits where and the order 
 in play a's page asks a its question while b's page says seat 1 is deciding; a doubles and
 b's bet behind doubles with it, to the cent; refusals are said in a player's words; a leaves
 the seat between rounds and every page sees it free. axe-core and the pages' own audit find
-nothing in the seat view of either page.
+nothing in the seat view of either page, and both speak it in Spanish to a Spanish browser.
 
 The round is scanned card by card (chosen cards, so it is always the same); waits are
 Playwright's own (expect retries until its timeout); nothing sleeps.
@@ -29,6 +29,7 @@ from tests.browser.conftest import TABLET, button, keep, open_tablet
 from tests.browser.test_accessibility import audit
 from tests.browser.test_station_layouts import serious_violations, small_targets
 from tests.browser.test_station_page import deal, url, watch_errors
+from tests.browser.test_two_languages import page_in  # noqa: F401 (a fixture)
 
 expect = pytest.importorskip("playwright.sync_api").expect
 
@@ -226,3 +227,38 @@ def test_the_seat_view_is_accessible(seats, server, station_page, page_name):
         expect(page.locator("#deal-order")).to_have_text("Deal: seat 1, dealer, seat 1, hole")
     assert audit(page) == []
     assert serious_violations(page) == []
+
+
+def test_the_seat_view_in_spanish(seats, server, page_in):  # noqa: F811 (the fixture)
+    demo, table = seats, seats.table
+    says(demo, "a", "sit", type="take_seat", box=1)
+    writer.open_round(table)
+    says(demo, "a", "bet", type="place", box=1, amount="10")
+    page = page_in("es-ES")
+    page.goto(url(server, demo, "b", f"#credential={demo.station_credentials['b']}"))
+    expect(page.locator("#connection")).to_have_text("Conectado")
+    expect(page.get_by_role("heading", name="Asiento 1")).to_be_visible()
+    expect(page.locator("[data-box='1'] .box-seat")).to_have_text(
+        "Aquí se sienta a: puede apostar detrás"
+    )
+    expect(page.locator("[data-box='2'] .box-seat")).to_have_text("Asiento libre")
+    expect(button(page, "Tomar el asiento 2")).to_be_visible()
+    expect(page.get_by_label("Seguir dobles y separaciones detrás de un asiento")).to_be_visible()
+    button(page, "100\xa0US$").click()
+    page.get_by_role("button", name="Apostar detrás del asiento 1, apuesta principal").click()
+    expect(page.get_by_role("status")).to_have_text(
+        "Eso llevaría las apuestas detrás de este asiento por encima del tope de la mesa. "
+        "El tope es 50,00\xa0US$."
+    )
+
+    tablet = page_in("es-ES", TABLET)
+    tablet.goto(f"{server}/croupier/login/")
+    tablet.get_by_label("Usuario").fill("dealer")
+    tablet.get_by_label("Contraseña").fill(demo.logins["dealer"])
+    button(tablet, "Iniciar sesión").click()
+    tablet.get_by_role("link", name=table.name).click()
+    expect(tablet.locator("#connection")).to_have_text("Conectado")
+    expect(tablet.locator("#deal-order")).to_have_text(
+        "Reparto: asiento 1, crupier, asiento 1, carta tapada"
+    )
+    expect(tablet.locator("#boxes > li").nth(1)).to_contain_text("libre")
