@@ -151,9 +151,13 @@ def test_a_seat_a_bet_behind_that_follows_the_double_and_leaving(seats, server, 
     expect(order.locator(".next")).to_have_text("seat 1")
 
     writer.close_bets(round.pk)
+    expect(tablet.locator("#prompt")).to_have_text("deal seat 1")
     # seat 1: 5 6 (11); seat 3: T 7 (17); the dealer's 6 up, T in the hole
     deal(table, "5S", "TH", "6C")
     expect(order.locator(".next")).to_have_text("seat 1")
+    expect(tablet.locator("#card-list li")).to_have_text(
+        ["5♠ → seat 1", "10♥ → seat 3", "6♣ → dealer up"]
+    )
     expect(order.locator(".dealt")).to_have_count(3)
     deal(table, "6D", "7C", "TD")
     expect(order.locator(".dealt")).to_have_count(6)

@@ -273,7 +273,7 @@ function fillPositions(round) {
   (round ? round.cards : []).forEach((c) => {
     const option = document.createElement("option");
     option.value = String(c.n);
-    option.textContent = `${c.n}. ${c.card ? cardText(c.card) : gettext("face down")} → ${cardLabel(c.label)}`;
+    option.textContent = `${c.n}. ${c.card ? cardText(c.card) : gettext("face down")} → ${cardLabel(c.label, Boolean(state?.seating))}`;
     select.append(option);
   });
 }
@@ -452,7 +452,7 @@ function render() {
     });
     $("table-status").className = `pill ${table.is_open ? "good" : ""}`;
   }
-  $("prompt").textContent = s ? promptWords(s.awaiting) : "…";
+  $("prompt").textContent = s ? promptWords(s.awaiting, Boolean(s.seating)) : "…";
 
   const none = gettext("none");
   let roundText = none;
@@ -564,7 +564,7 @@ function render() {
   const cards = listed ? listed.cards : [];
   cards.forEach((c) => {
     const li = document.createElement("li");
-    li.append(cardSpan(c.card), ` → ${cardLabel(c.label)}`);
+    li.append(cardSpan(c.card), ` → ${cardLabel(c.label, Boolean(s?.seating))}`);
     if (c.corrected_from) {
       li.append(format(gettext(" (corrected; read as %(card)s)"), { card: cardText(c.corrected_from) }));
     }
