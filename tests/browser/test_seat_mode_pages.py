@@ -183,6 +183,8 @@ def test_a_seat_a_bet_behind_that_follows_the_double_and_leaving(seats, server, 
     button(a, "Double").click()
     expect(behind).to_contain_text("Seat 1 doubled: your bet behind doubled too.")
     expect(behind).to_contain_text("Stake $10.00")
+    expect(b.locator("#credits")).to_have_text("$90.00")  # the double's 5.00 is staked now
+    assert ledger.balance(Station.objects.get(table=table, name="b")) == Decimal("90.00")
     deal(table, "9H")  # seat 1: 20
     expect(behind).to_contain_text("20")
     expect(b.locator("#awaiting")).to_have_text("Seat 3 (c) is deciding")
@@ -210,6 +212,52 @@ def test_a_seat_a_bet_behind_that_follows_the_double_and_leaving(seats, server, 
     expect(boxes.nth(0)).to_contain_text("empty")
     assert list(TableSeat.objects.filter(table=table).values_list("box", flat=True)) == [3]
     assert errors_a == [] and errors_b == []
+
+
+def test_bets_behind_a_split_follow_it_or_stay_on_the_first_hand(seats, server, station_page):
+    """a splits 8 8 at seat 1: b, who follows, splits behind it (a second 5.00); c, who does
+    not, keeps its 5.00 on the first hand. Each page says which."""
+    demo, table = seats, seats.table
+    says(demo, "a", "sit", type="take_seat", box=1)
+    says(demo, "b", "follow", type="set_follow", follow=True)
+    round = writer.open_round(table)
+    says(demo, "a", "bet", type="place", box=1, amount="10")
+    says(demo, "b", "bet", type="place", box=1, amount="5")
+    says(demo, "c", "bet", type="place", box=1, amount="5")
+    b = station(station_page(), server, demo, "b")
+    c = station(station_page(), server, demo, "c")
+    expect(c.locator("#follow-behind")).not_to_be_checked()
+    expect(b.locator("#follow-behind")).to_be_checked()
+    writer.close_bets(round.pk)
+    deal(table, "8S", "6C", "8D", "TD")  # seat 1: 8 8; the dealer's 6 up, T in the hole
+    expect(b.locator("#awaiting")).to_have_text("Seat 1 (a) is deciding")
+
+    says(demo, "a", "split", type="decide", action="split")
+    expect(b.get_by_role("group", name="Your bet behind seat 1, hand 2 of 2")).to_contain_text(
+        "Seat 1 split: your bet behind split too."
+    )
+    first = b.get_by_role("group", name="Your bet behind seat 1, hand 1 of 2")
+    expect(first).to_contain_text("Seat 1 split: your bet behind split too.")
+    expect(b.locator("#credits")).to_have_text("$90.00")  # a second 5.00, for the new hand
+    b_station = Station.objects.get(table=table, name="b")
+    assert ledger.balance(b_station) == Decimal("90.00")  # staked at the split, not later
+    expect(c.get_by_role("group", name="Your bet behind seat 1")).to_contain_text(
+        "Seat 1 split: your bet behind stays on the first hand."
+    )
+    expect(c.locator("#credits")).to_have_text("$95.00")
+
+    deal(table, "3C")  # the first hand: 8 3
+    says(demo, "a", "stand-1", type="decide", action="stand")
+    deal(table, "2H")  # the second hand: 8 2
+    says(demo, "a", "stand-2", type="decide", action="stand")
+    deal(table, "9S")  # the dealer's 6 T 9: 25, bust
+    expect(b.locator("#phase")).to_have_text("Round over")
+    expect(b.locator("#credits")).to_have_text("$110.00")  # 100 - 5 - 5 + 10 + 10
+    expect(c.locator("#credits")).to_have_text("$105.00")  # 100 - 5 + 10
+    by_name = {s.name: s for s in table.stations.all()}
+    assert ledger.balance(by_name["a"]) == Decimal("120.00")  # two hands of 10 won
+    assert ledger.balance(by_name["b"]) == Decimal("110.00")
+    assert ledger.balance(by_name["c"]) == Decimal("105.00")
 
 
 @pytest.mark.parametrize("page_name", ["station", "tablet"])

@@ -557,7 +557,9 @@ function onEvent(frame) {
     if (where === "old") return;
     applyEvent(event, round, state);
     const closed = event.type === "dealer" && phase() === "betting";
-    if (where === "gap" || REFRESH_ON[event.type] || closed) requestState();
+    // a bet behind that followed a double or a split staked more: its credits changed
+    const followed = Boolean(event.seat_action);
+    if (where === "gap" || REFRESH_ON[event.type] || closed || followed) requestState();
   } else if (previous && round === previous.round.id) {
     if (track(previous, parts[1], parts[2]) === "old") return;
     applyEvent(event, round, previous);
