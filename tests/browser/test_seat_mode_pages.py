@@ -7,12 +7,15 @@ the seat between rounds and every page sees it free. axe-core and the pages' own
 nothing in the seat view of either page, and both speak it in Spanish to a Spanish browser.
 
 The round is scanned card by card (chosen cards, so it is always the same); waits are
-Playwright's own (expect retries until its timeout); nothing sleeps.
+Playwright's own (expect retries until its timeout); the timers are off, and a step's
+timeout is fired by the test (tried again a tenth of a second later while it waits for a
+frame stamped before it, as in test_protection_page.py).
 """
 
 from __future__ import annotations
 
 import re
+import time
 from decimal import Decimal
 
 import pytest
@@ -258,6 +261,50 @@ def test_bets_behind_a_split_follow_it_or_stay_on_the_first_hand(seats, server, 
     assert ledger.balance(by_name["a"]) == Decimal("120.00")  # two hands of 10 won
     assert ledger.balance(by_name["b"]) == Decimal("110.00")
     assert ledger.balance(by_name["c"]) == Decimal("105.00")
+
+
+def test_a_player_who_leaves_mid_round(seats, server, station_page):
+    """a gets up while seat 1's question is open: the table answers for the seat at once by
+    the jurisdiction's rule (17 stands), the bet behind follows, and the tablet says who
+    left; the round plays on to the cent."""
+    demo, table = seats, seats.table
+    says(demo, "a", "sit", type="take_seat", box=1)
+    round = writer.open_round(table)
+    says(demo, "a", "bet", type="place", box=1, amount="10")
+    says(demo, "b", "bet", type="place", box=1, amount="5")
+    a = station(station_page(), server, demo, "a")
+    b = station(station_page(), server, demo, "b")
+    tablet = station_page(TABLET)
+    open_tablet(tablet, server, demo)
+    writer.close_bets(round.pk)
+    deal(table, "TS", "6C", "7H", "TD")  # seat 1: T 7 (17); the dealer's 6 up, T in the hole
+    expect(a.locator("#prompt-text")).to_have_text("Seat 1: your decision")
+    expect(button(a, "Leave seat")).to_be_visible()
+
+    button(a, "Leave seat").click()
+    expect(a.get_by_role("status")).to_have_text("You left your seat.")
+    expect(tablet.locator("#command-status")).to_have_text(
+        "a left seat 1: the table answers for the seat"
+    )
+    expect(tablet.locator("#boxes > li").nth(0)).to_contain_text("a left: the table plays the seat")
+    # The seat's step times out at once (deadline now): fired here, as the timer would.
+    round.refresh_from_db()
+    step = round.step_key
+    for _ in range(50):  # the expiry waits a moment for a frame stamped before it
+        writer.expire(round.pk, step)
+        round.refresh_from_db()
+        if round.step_key != step:
+            break
+        time.sleep(0.1)
+    expect(tablet.locator("#prompt")).to_have_text("reveal hole card, dealer draws")
+    expect(b.get_by_role("group", name="Your bet behind seat 1")).to_contain_text("Seat 1 stood.")
+    expect(b.locator("[data-box='1'] .box-seat")).to_have_text("Empty seat")
+    deal(table, "9S")  # the dealer's 6 T 9: 25, bust
+    expect(b.locator("#phase")).to_have_text("Round over")
+    by_name = {s.name: s for s in table.stations.all()}
+    assert ledger.balance(by_name["a"]) == Decimal("110.00")  # 17 stood for a, and won
+    assert ledger.balance(by_name["b"]) == Decimal("105.00")
+    assert not TableSeat.objects.filter(table=table).exists()
 
 
 @pytest.mark.parametrize("page_name", ["station", "tablet"])
