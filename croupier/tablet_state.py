@@ -4,6 +4,10 @@ stations playing, the shoe, and every card with where it went.
 
 The tablet faces the players: the state is built from the engine's public view and public
 notices only, so the hole card is never in it before the dealer reveals it.
+
+At a seat-mode table (``TableConfig.play``) the state also has ``seating``: who sits at each
+seat now, which seats have their own main bet this round, whose turn it is, who left, and
+the order the deal goes in (seat 1, the dealer's left, first; the hole card only as a place).
 """
 
 from __future__ import annotations
@@ -17,6 +21,7 @@ from rounds.engine import Round as Engine
 from rounds.models import ENDED, IN_PLAY, Round, RoundEvent
 from rounds.replay import Step
 from rounds.replay import replay as replay_round
+from stations.seats import is_seat_mode, seats_of
 from tablehub import fair_shoe
 from tablehub.models import Table
 
@@ -69,7 +74,44 @@ def croupier_state(table: Table) -> dict[str, Any]:
         # The virtual shoe's commitment before its first card (docs/integrity.md); null with
         # a card reader's shoe.
         "virtual_shoe": fair_shoe.current_commitment(table.pk),
+        "seating": seating_state(table, round, current),
         "now": timezone.now().isoformat(),
+    }
+
+
+def seating_state(
+    table: Table, round: Round | None, current: dict[str, Any] | None
+) -> dict[str, Any] | None:
+    """Seat mode on the tablet (None: common draw): ``seats`` who sits where now; ``bet`` the
+    seats with their own main bet in the round on screen; ``turn`` the seat deciding (or
+    waiting for its card), ``left`` the seated players who got up mid-round; ``deal`` the
+    places the deal's cards go to, in order ("box:1", "dealer_up", "hole"), and ``dealt``
+    how many of them are down."""
+    config = round.config if round is not None else table.current_config()
+    if not is_seat_mode(config):
+        return None
+    assert config is not None
+    seats = seats_of(table.pk)
+    view = current["view"] if current is not None else None
+    if current is None or current["phase"] == Round.Phase.VOID:
+        bet: list[int] = []
+    elif view is None:  # betting: the seats whose own player has a main bet so far
+        assert round is not None
+        rows = round.bets.filter(code="main").values_list("box", "station__name")
+        bet = sorted({box for box, name in rows if seats.get(str(box)) == name})
+    else:
+        bet = list(current["boxes_bet"])
+    deal = [f"box:{b}" for b in bet] + ["dealer_up"] + [f"box:{b}" for b in bet]
+    if config.ruleset().hole_card:
+        deal.append("hole")
+    drawn = [c for c in current["cards"] if c["to"] not in ("burn", "out")] if current else []
+    return {
+        "seats": seats,
+        "bet": bet,
+        "turn": view.get("turn") if view is not None else None,
+        "left": view.get("left", []) if view is not None else [],
+        "deal": deal if bet else [],
+        "dealt": min(len(drawn), len(deal)) if bet else 0,
     }
 
 

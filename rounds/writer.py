@@ -1000,10 +1000,11 @@ def _apply(round: Round, live: Live, event: Event) -> list[Notice]:
     _append(round, kind, payload)
     # A station's answer (or its In For 6 assignment) moves only its own money, unless it
     # ended the round: then the settlement moves everyone's. Reading only that station's
-    # items keeps a decision's cost flat however many stations play.
+    # items keeps a decision's cost flat however many stations play. In seat mode a seat's
+    # double or split also stakes the bets behind it that follow: everyone's is read.
     only = None
     if isinstance(event, (Decision, BonusAssigned)) and not live.engine.settled:
-        only = event.station
+        only = event.station if live.engine.seating is None else None
     _write(round, live, only)
     _stamp_deadline(round, notices)
     publish(round, notices)

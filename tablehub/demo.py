@@ -1,10 +1,11 @@
 """The demo table: a whole table on the embedded default, with no hardware.
 
 ``ensure_demo_table`` creates (or finds) a three-box table with two stations, a virtual
-shoe, a dealer and a supervisor login, and opens it; ``ensure_demo_stadium`` puts demo tables
-and their stations in the demo stadium, whose stations move among its tables (the lobby,
-stations/lobby.py). The README's run command calls it
-through ``manage.py demo_table``; browser tests use it too, so the demo is what is tested.
+shoe, a dealer and a supervisor login, and opens it; ``play`` makes it a seat-mode table
+(one player a seat, others betting behind it, up to ``behind_cap``); ``ensure_demo_stadium``
+puts demo tables and their stations in the demo stadium, whose stations move among its
+tables (the lobby, stations/lobby.py). The README's run command calls it through
+``manage.py demo_table``; browser tests use it too, so the demo is what is tested.
 The credentials are demo values, printed for the person trying the table: a real table's
 are set by a floor manager and never shown again.
 """
@@ -12,6 +13,7 @@ are set by a floor manager and never shown again.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from decimal import Decimal
 
 from django.contrib.auth.models import Group, User
 from django.db import transaction
@@ -20,7 +22,7 @@ from payouts.specials.defaults import default_paytable_rows
 from rounds.engine import RuleSet
 from stations.models import Station
 from tablehub import roles
-from tablehub.models import Jurisdiction, Stadium, Table, TableConfig
+from tablehub.models import Jurisdiction, Play, Stadium, Table, TableConfig
 
 DEMO_SPECIAL_BETS = ("21+3", "pair", "lucky_ladies", "bust")
 # The demo lets a newcomer try the dispute flow (seed 001 §3.7): disputes on, and a settled
@@ -63,6 +65,8 @@ def ensure_demo_table(
     stations: tuple[str, ...] = ("s1", "s2"),
     mode: str = Table.Mode.DEALER,
     timers: dict[str, float] | None = None,
+    play: str = Play.COMMON_DRAW,
+    behind_cap: Decimal | None = None,
 ) -> Demo:
     jurisdiction, _ = Jurisdiction.objects.get_or_create(
         code=DEMO_JURISDICTION, defaults={"name": "Demo (no real money)"}
@@ -88,6 +92,8 @@ def ensure_demo_table(
             limits={"main": ["1", "500"], "special": ["1", "100"], "let_it_play": ["0", "1000"]},
             timers=timers or {"betting": 20, "insurance": 10, "decision": 15, "bonus": 10},
             special_bets=demo_special_bets(),
+            play=play,
+            behind_cap=behind_cap,
         )
     for station_name in stations:
         credential = f"demo-{station_name}"

@@ -1,7 +1,8 @@
 """The README's run command sets up the demo tables: what it prints works, and a second run
-changes nothing."""
+changes nothing; with --seats, also a seat-mode table."""
 
 import re
+from decimal import Decimal
 
 import pytest
 from django.contrib.auth import authenticate
@@ -9,7 +10,7 @@ from django.contrib.auth import authenticate
 from rounds.models import Round
 from stations.models import Station
 from tablehub import roles
-from tablehub.models import Table
+from tablehub.models import Play, Table
 
 pytestmark = pytest.mark.django_db
 
@@ -57,3 +58,17 @@ def test_a_demo_station_that_moved_stays_at_its_new_table(run_command):
     assert code == 0
     assert Station.objects.filter(name="s1").count() == 1
     assert f"/tables/{video.pk}/stations/s1/#credential=demo-s1" in out
+
+
+def test_a_seat_mode_demo_table_on_request(run_command):
+    code, out, _ = run_command("demo_table", "--seats")
+    assert code == 0
+    seats = Table.objects.get(name="Seat demo table")
+    config = seats.current_config()
+    assert (config.play, config.behind_cap) == (Play.SEAT, Decimal("200.00"))
+    assert seats.is_open and seats.rounds.get().phase == Round.Phase.BETTING
+    links = re.findall(rf"/tables/{seats.pk}/stations/(\w+)/#credential=([\w-]+)", out)
+    assert [name for name, _ in links] == ["p1", "p2", "p3"]
+    for name, credential in links:
+        assert Station.objects.get(table=seats, name=name).check_credential(credential)
+    assert Table.objects.count() == 3  # and the two demo tables of every run

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 from django.db.models import Sum
 
+from payouts.ledger import balance
 from payouts.maingame import abandoned
 from payouts.models import LedgerEntry
 from payouts.specials import parse_paytables
@@ -100,3 +101,39 @@ def test_golden_round_through_the_services(path):
     house = LedgerEntry.objects.filter(round=round, station=None).aggregate(t=Sum("amount"))["t"]
     players = LedgerEntry.objects.filter(round=round).exclude(station=None)
     assert house == -players.aggregate(t=Sum("amount"))["t"]  # each round balances vs the house
+
+
+SEAT_GOLDEN = [p for p in GOLDEN if json.loads(p.read_text()).get("mode") == "seat"]
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("path", SEAT_GOLDEN, ids=[p.stem for p in SEAT_GOLDEN])
+def test_seat_mode_ledger_follows_every_input(path):
+    """In seat mode a seat's double or split stakes the bets behind it that follow: after
+    every input, each station's credits in the ledger are the engine's, to the cent (not
+    only once the round settles)."""
+    data = json.loads(path.read_text(), parse_float=Decimal)
+    scenario = parse_scenario(data, parse_paytables)
+    table, stations = set_up_table(data, scenario)
+    by_name = {s.name: s for s in stations}
+    round = writer.open_round(table)
+    for name, station in by_name.items():
+        place_bets(station, [(b.box, b.code, b.stake) for b in scenario.bets if b.station == name])
+    writer.close_bets(round.pk)
+    seen = []
+
+    def record(event):
+        writer.record(round.pk, event)
+        credits = writer.read(round.pk, lambda e: {n: s.credits for n, s in e.seats.items()})
+        ledger = {n: balance(by_name[n]) for n in credits}
+        assert ledger == credits, f"after {event!r}"
+        seen.append(event)
+
+    with fixed_bonus(scenario.bonus):
+        drive(
+            scenario,
+            lambda: writer.state(round.pk),
+            record,
+            abandoned.for_scenario(scenario),
+        )
+    assert seen

@@ -136,6 +136,10 @@ function onFrame(frame) {
       }));
     } else if (event.type === "betting_restarted") {
       status(gettext("No station bet in time: betting is open again (the stations see the new time)"));
+    } else if (event.type === "seat_left") {
+      status(format(gettext("%(station)s left seat %(seat)s: the table answers for the seat"), {
+        station: event.station, seat: event.box,
+      }));
     } else if (event.type === "table_status") {
       status(event.open
         ? gettext("The table is open")
@@ -269,7 +273,7 @@ function fillPositions(round) {
   (round ? round.cards : []).forEach((c) => {
     const option = document.createElement("option");
     option.value = String(c.n);
-    option.textContent = `${c.n}. ${c.card ? cardText(c.card) : gettext("face down")} → ${cardLabel(c.label)}`;
+    option.textContent = `${c.n}. ${c.card ? cardText(c.card) : gettext("face down")} → ${cardLabel(c.label, Boolean(state?.seating))}`;
     select.append(option);
   });
 }
@@ -448,7 +452,7 @@ function render() {
     });
     $("table-status").className = `pill ${table.is_open ? "good" : ""}`;
   }
-  $("prompt").textContent = s ? promptWords(s.awaiting) : "…";
+  $("prompt").textContent = s ? promptWords(s.awaiting, Boolean(s.seating)) : "…";
 
   const none = gettext("none");
   let roundText = none;
@@ -519,21 +523,31 @@ function render() {
   const boxes = $("boxes");
   boxes.replaceChildren();
   const count = table ? table.boxes : config.boxes;
-  const betOn = round?.boxes_bet ? round.boxes_bet : [];
+  const seating = s ? s.seating : null;
+  const betOn = seating ? seating.bet : round?.boxes_bet ? round.boxes_bet : [];
   for (let b = 1; b <= count; b += 1) {
     const li = document.createElement("li");
     if (betOn.includes(b)) li.classList.add("bet");
     const label = document.createElement("span");
     label.className = "label";
-    label.textContent = betOn.includes(b)
-      ? format(gettext("Box %(box)s · bet"), { box: b })
-      : format(gettext("Box %(box)s"), { box: b });
+    if (seating) {
+      label.textContent = betOn.includes(b)
+        ? format(gettext("Seat %(seat)s · bet"), { seat: b })
+        : format(gettext("Seat %(seat)s"), { seat: b });
+    } else {
+      label.textContent = betOn.includes(b)
+        ? format(gettext("Box %(box)s · bet"), { box: b })
+        : format(gettext("Box %(box)s"), { box: b });
+    }
     const cards = document.createElement("div");
     cards.className = "cards";
     fillCards(cards, shownView?.boxes[String(b)] ? shownView.boxes[String(b)] : [], false);
-    li.append(label, document.createElement("br"), cards);
+    li.append(label, document.createElement("br"));
+    if (seating) li.append(seatLine(seating, view, b, li), document.createElement("br"));
+    li.append(cards);
     boxes.append(li);
   }
+  renderSeating(seating);
   const stations = $("stations");
   stations.replaceChildren();
   (round ? round.stations : []).forEach((st) => {
@@ -550,7 +564,7 @@ function render() {
   const cards = listed ? listed.cards : [];
   cards.forEach((c) => {
     const li = document.createElement("li");
-    li.append(cardSpan(c.card), ` → ${cardLabel(c.label)}`);
+    li.append(cardSpan(c.card), ` → ${cardLabel(c.label, Boolean(s?.seating))}`);
     if (c.corrected_from) {
       li.append(format(gettext(" (corrected; read as %(card)s)"), { card: cardText(c.corrected_from) }));
     }
@@ -601,6 +615,60 @@ function render() {
     alert.hidden = true;
   }
   tick();
+}
+
+// Seat mode: who sits at seat ``b`` now (or "empty"), whether its player left mid-round,
+// and whether it is the seat whose turn it is (highlighted, and said).
+function seatLine(seating, view, b, li) {
+  const line = document.createElement("span");
+  line.className = "seated";
+  const who = seating.seats[String(b)];
+  let text = who || gettext("empty");
+  const played = view?.seats ? view.seats[String(b)] : null;
+  if (played && seating.left.includes(played)) {
+    text = format(gettext("%(station)s left: the table plays the seat"), { station: played });
+  }
+  if (seating.turn && seating.turn.box === b) {
+    li.classList.add("turn");
+    li.setAttribute("aria-current", "true");
+    text += ` · ${gettext("their turn")}`;
+  }
+  line.textContent = text;
+  return line;
+}
+
+// The name of a place in the deal ("box:3", "dealer_up", "hole").
+function dealPlace(place) {
+  if (place === "dealer_up") return gettext("dealer");
+  if (place === "hole") return gettext("hole");
+  return format(gettext("seat %(seat)s"), { seat: place.split(":")[1] });
+}
+
+// Seat mode: the order the deal goes in, the cards down struck through and the next one
+// marked; and whose turn it is.
+function renderSeating(seating) {
+  const order = $("deal-order");
+  order.hidden = !seating?.deal.length;
+  order.replaceChildren();
+  if (!order.hidden) {
+    order.append(`${gettext("Deal:")} `);
+    seating.deal.forEach((place, i) => {
+      if (i > 0) order.append(", ");
+      const span = document.createElement("span");
+      span.textContent = dealPlace(place);
+      if (i < seating.dealt) span.className = "dealt";
+      else if (i === seating.dealt) span.className = "next";
+      order.append(span);
+    });
+  }
+  const turn = $("seat-turn");
+  const text = seating?.turn
+    ? format(gettext("Turn: seat %(seat)s (%(station)s)"), {
+      seat: seating.turn.box, station: seating.turn.station,
+    })
+    : "";
+  turn.hidden = !text;
+  if (turn.textContent !== text) turn.textContent = text;
 }
 
 function setEnabled(id, on) {

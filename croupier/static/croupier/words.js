@@ -71,15 +71,18 @@ const LABELS = {
   dealer: gettext("dealer"),
 };
 
-export function promptWords(awaiting) {
+// At a seat-mode table (``seats`` true) a box is a seat, and the tablet says so.
+export function promptWords(awaiting, seats) {
   if (PROMPTS[awaiting]) return PROMPTS[awaiting];
   const box = /^deal box (\d+)$/.exec(awaiting || "");
+  if (box && seats) return format(gettext("deal seat %(seat)s"), { seat: box[1] });
   return box ? format(gettext("deal box %(box)s"), { box: box[1] }) : awaiting;
 }
 
-export function cardLabel(label) {
+export function cardLabel(label, seats) {
   if (LABELS[label]) return LABELS[label];
   const box = /^box (\d+)$/.exec(label || "");
+  if (box && seats) return format(gettext("seat %(seat)s"), { seat: box[1] });
   if (box) return format(gettext("box %(box)s"), { box: box[1] });
   const hands = /^hands: box (.+)$/.exec(label || "");
   return hands ? format(gettext("hands: box %(boxes)s"), { boxes: hands[1] }) : label;

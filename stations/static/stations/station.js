@@ -285,6 +285,7 @@ function onFrame(frame) {
     if (command && command.type !== "state") showStatus(doneText(command), false);
     if (frame.receipt) tellNotice(receiptNotice(frame.receipt, formatMoney, clockOffset));
     if (command && command.type === "cash_in") $("cash-in-amount").value = "";
+    if (command && SEAT_COMMANDS[command.type]) requestState(); // the seating: a full state
     if (command && command.type === "shoe_seed" && state) {
       state.shoe_seed = frame.shoe_seed; // a reply's state leaves it out
       $("shoe-seed").value = "";
@@ -374,9 +375,12 @@ function seqOf(eventId) {
   return parts.length > 1 ? Number(parts[1]) : 0;
 }
 
+// Seat mode's commands: their replies' states leave the seating out; a full state has it.
+const SEAT_COMMANDS = { take_seat: true, leave_seat: true, set_follow: true };
+
 // A command's reply leaves out what changes only between rounds (join and state carry it).
 const BETWEEN_ROUNDS = ["info", "last_round", "last_bet", "last_win", "win",
-  "player_history", "dealer_history", "dealer_stats", "virtual_shoe", "shoe_seed"];
+  "player_history", "dealer_history", "dealer_stats", "virtual_shoe", "shoe_seed", "seating"];
 
 // Rounds count per table (Round 1, 2, ...); events name a round by its id, which counts
 // across tables: each state tells the numbers of the rounds it names.
@@ -572,12 +576,18 @@ function onEvent(frame) {
     onShoeNews(event);
     return;
   }
+  if (event.type === "seats") {
+    onSeats(event);
+    return;
+  }
   if (state?.round && round === state.round.id) {
     const where = track(current, parts[1], parts[2]);
     if (where === "old") return;
     applyEvent(event, round, state);
     const closed = event.type === "dealer" && phase() === "betting";
-    if (where === "gap" || REFRESH_ON[event.type] || closed) requestState();
+    // a bet behind that followed a double or a split staked more: its credits changed
+    const followed = Boolean(event.seat_action);
+    if (where === "gap" || REFRESH_ON[event.type] || closed || followed) requestState();
   } else if (previous && round === previous.round.id) {
     if (track(previous, parts[1], parts[2]) === "old") return;
     applyEvent(event, round, previous);
@@ -588,6 +598,76 @@ function onEvent(frame) {
     return;
   }
   render();
+}
+
+// --- seat mode -----------------------------------------------------------------------
+
+// Seat mode (docs/protocol.md): who sits where now, this station's seat and its follow
+// choice (null at a common-draw table).
+function seating() {
+  return state?.seating ? state.seating : null;
+}
+
+// Who sits at seat ``box``: now (``live``: for taking a seat and betting), or for the round
+// on screen (its hands and questions: the seats its bets closed with).
+function seatOwner(box, live) {
+  const t = table();
+  const seats = !live && t?.seats ? t.seats : seating() ? seating().seats : {};
+  return seats[String(box)] || null;
+}
+
+// Whether a bet (``live``) or a hand of this station on ``box`` is behind another's seat.
+function isBehind(box, live) {
+  const owner = seatOwner(box, live);
+  return Boolean(seating() && owner && owner !== STATION);
+}
+
+// A seat was taken or left: every station hears who sits where (no state needed).
+function onSeats(event) {
+  const s = seating();
+  if (!s) {
+    requestState(); // a table that became a seat-mode table: its set-up comes with the state
+    return;
+  }
+  s.seats = event.seats || {};
+  const own = Object.keys(s.seats).find((box) => s.seats[box] === STATION);
+  s.seat = own ? Number(own) : null;
+  render();
+}
+
+// What a seat's decision did to this station's bet behind it (a hand event's seat_action),
+// by round and hand: shown with the hand while its round is on screen.
+const seatActions = {};
+const SEAT_ACTIONS = {
+  hit: gettext("Seat %(seat)s hit."),
+  stand: gettext("Seat %(seat)s stood."),
+  surrender: gettext("Seat %(seat)s surrendered: so does your bet behind."),
+  double: gettext("Seat %(seat)s doubled: your bet behind stays as it was."),
+  double_half: gettext("Seat %(seat)s doubled: your bet behind stays as it was."),
+  split: gettext("Seat %(seat)s split: your bet behind stays on the first hand."),
+};
+
+function onSeatAction(round, before, hand, action) {
+  const seat = { seat: hand.box };
+  let words = SEAT_ACTIONS[action]
+    ? format(SEAT_ACTIONS[action], seat)
+    : format(gettext("Seat %(seat)s: %(action)s."), { seat: hand.box, action: action });
+  const doubled = action === "double" || action === "double_half";
+  if (doubled && before && Number(hand.stake) > Number(before.stake)) {
+    words = format(gettext("Seat %(seat)s doubled: your bet behind doubled too."), seat);
+  }
+  if (action === "split" && !before) {
+    // a hand made by the split: this station followed it
+    words = format(gettext("Seat %(seat)s split: your bet behind split too."), seat);
+    Object.keys(seatActions).forEach((key) => {
+      const known = seatActions[key];
+      if (key.startsWith(`${round}:`) && known.box === hand.box && known.action === "split") {
+        known.words = words;
+      }
+    });
+  }
+  seatActions[`${round}:${hand.id}`] = { box: hand.box, action: action, words: words };
+  return words;
 }
 
 function ensureTable(view) {
@@ -643,6 +723,15 @@ function applyEvent(event, round, view) {
     case "step":
       t.step = event.step;
       t.stations_asked = event.stations_asked;
+      if ("turn" in event) t.turn = event.turn; // seat mode: whose turn it is
+      break;
+    case "seat_left":
+      t.left = (t.left || []).concat([event.station]);
+      if (live) {
+        showStatus(format(gettext("%(station)s left seat %(seat)s: the table plays the seat."), {
+          station: event.station, seat: event.box,
+        }), false);
+      }
       break;
     case "dealer":
       t.awaiting = event.prompt;
@@ -663,6 +752,11 @@ function applyEvent(event, round, view) {
     case "hand": {
       m = ensureMine(view);
       const index = m.hands.findIndex((h) => h.id === event.hand.id);
+      if (event.seat_action) {
+        const words = onSeatAction(round, index >= 0 ? m.hands[index] : null, event.hand,
+          event.seat_action);
+        if (live) showStatus(words, false);
+      }
       if (index >= 0) m.hands[index] = event.hand;
       else m.hands = m.hands.concat([event.hand]);
       break;
@@ -719,11 +813,24 @@ function applyEvent(event, round, view) {
 
 function doneText(command) {
   switch (command.type) {
-    case "place":
-      return format(gettext("%(amount)s on box %(box)s, %(bet)s."), {
-        amount: formatMoney(command.amount), box: command.box,
+    case "place": {
+      const fields = {
+        amount: formatMoney(command.amount), box: command.box, seat: command.box,
         bet: betName(command.bet).toLowerCase(),
-      });
+      };
+      if (!seating()) return format(gettext("%(amount)s on box %(box)s, %(bet)s."), fields);
+      return isBehind(command.box, true)
+        ? format(gettext("%(amount)s behind seat %(seat)s, %(bet)s."), fields)
+        : format(gettext("%(amount)s on seat %(seat)s, %(bet)s."), fields);
+    }
+    case "take_seat":
+      return format(gettext("You sit at seat %(seat)s."), { seat: command.box });
+    case "leave_seat":
+      return gettext("You left your seat.");
+    case "set_follow":
+      return command.follow
+        ? gettext("Your bets behind a seat follow its doubles and splits.")
+        : gettext("Your bets behind a seat stay as they are when it doubles or splits.");
     case "cash_in":
       return format(gettext("Cashed in %(amount)s."), { amount: formatMoney(command.amount) });
     case "cash_out":
@@ -918,13 +1025,24 @@ function buildBox(box, info) {
     send("let_it_play", { box: box });
   });
   const actions = el("div", { className: "box-actions" }, [betAll, letItPlay]);
+  // seat mode: who sits here, and the button to sit here when the seat is free
+  const seat = el("p", { className: "box-seat" });
+  const take = el("button", {
+    type: "button", className: "take-seat",
+    text: format(gettext("Take seat %(seat)s"), { seat: box }),
+  });
+  take.hidden = true;
+  take.addEventListener("click", () => {
+    send("take_seat", { box: box });
+  });
   const panel = el(
     "section",
     { className: "box", "aria-labelledby": `box-${box}-heading`, "data-box": String(box) },
-    [heading, cards, spotsNode, actions]
+    [heading, seat, take, cards, spotsNode, actions]
   );
   boxNodes[box] = {
     panel: panel, cards: cards, actions: [betAll, letItPlay], betAllAmount: betAllAmount,
+    heading: heading, seat: seat, take: take, betAll: betAll, letItPlay: letItPlay,
   };
   return panel;
 }
@@ -947,6 +1065,7 @@ function render() {
   }
   renderMeters();
   renderPhase();
+  renderSeating();
   renderTable();
   renderSpots();
   renderControls();
@@ -954,6 +1073,58 @@ function render() {
   renderHistory();
   renderShoe();
   tick();
+}
+
+// Seat mode: each box is a seat, with who sits there (yours, another player's: bets there
+// are bets behind it, or empty), the seat whose turn it is, and the station's own seat, its
+// follow choice and the cap behind a seat. At a common-draw table: boxes, as ever.
+function renderSeating() {
+  const s = seating();
+  $("seating").hidden = !s;
+  const t = table();
+  const turn = s && t?.turn ? t.turn : null;
+  Object.keys(boxNodes).forEach((key) => {
+    const box = Number(key);
+    const node = boxNodes[box];
+    const owner = s ? seatOwner(box, true) : null;
+    const mineSeat = Boolean(s && owner === STATION);
+    node.heading.textContent = s
+      ? format(gettext("Seat %(seat)s"), { seat: box })
+      : format(gettext("Box %(box)s"), { box: box });
+    let who = "";
+    if (s && mineSeat) who = gettext("Your seat");
+    else if (s && owner) who = format(gettext("%(station)s sits here: you may bet behind"), { station: owner });
+    else if (s) who = gettext("Empty seat");
+    if (node.seat.textContent !== who) node.seat.textContent = who;
+    node.panel.classList.toggle("mine", mineSeat);
+    node.panel.classList.toggle("turn", Boolean(turn && turn.box === box));
+    node.take.hidden = !(s && !owner && s.seat === null && betweenRounds());
+    node.betAll.setAttribute("aria-label", s
+      ? isBehind(box, true)
+        ? format(gettext("Bet all behind seat %(seat)s"), { seat: box })
+        : format(gettext("Bet all on seat %(seat)s"), { seat: box })
+      : format(gettext("Bet all on box %(box)s"), { box: box }));
+    node.letItPlay.setAttribute("aria-label", s
+      ? format(gettext("Let it play on seat %(seat)s"), { seat: box })
+      : format(gettext("Let it play on box %(box)s"), { box: box }));
+  });
+  if (!s) return;
+  $("seat-mine").textContent = s.seat
+    ? format(gettext("You sit at seat %(seat)s: you decide for it."), { seat: s.seat })
+    : gettext("You have no seat: take a free seat, or bet behind a seated player.");
+  $("leave-seat").hidden = !s.seat;
+  $("follow-behind").checked = Boolean(s.follow);
+  $("behind-cap").textContent = s.behind_cap
+    ? format(gettext("All bets behind one seat together: at most %(amount)s."), {
+      amount: formatMoney(s.behind_cap),
+    })
+    : "";
+}
+
+// Between rounds (no round, bets open, or the last round over): when a seat may be taken.
+function betweenRounds() {
+  const p = phase();
+  return !p || p === "betting" || p === "settled" || p === "void";
 }
 
 // Seed 001 §4 "Bet": what the station has on the table now, its main bets with their
@@ -984,6 +1155,13 @@ function renderMeters() {
 // croupier tablet, not for players).
 function tableNews(t) {
   if (t.station?.prompt) return gettext("Your turn");
+  if (seating() && t.turn) {
+    return t.turn.station === STATION
+      ? format(gettext("Your seat %(seat)s: your turn"), { seat: t.turn.box })
+      : format(gettext("Seat %(seat)s (%(station)s) is deciding"), {
+        seat: t.turn.box, station: t.turn.station,
+      });
+  }
   if (t.stations_asked > 0) return gettext("Waiting for the other players");
   if (state.round?.phase === "dealer") return gettext("The dealer plays the dealer's hand");
   return gettext("The dealer is dealing");
@@ -1070,15 +1248,22 @@ function handNode(hand, i, count, p) {
       })
     );
   }
+  let name = count > 1
+    ? format(gettext("Your hand %(n)s of %(count)s"), { n: i + 1, count: count })
+    : gettext("Your hand");
+  if (isBehind(hand.box)) {
+    name = count > 1
+      ? format(gettext("Your bet behind seat %(seat)s, hand %(n)s of %(count)s"), {
+        seat: hand.box, n: i + 1, count: count,
+      })
+      : format(gettext("Your bet behind seat %(seat)s"), { seat: hand.box });
+    const shown = shownView();
+    const followed = shown ? seatActions[`${shown.view.round.id}:${hand.id}`] : null;
+    if (followed) parts.push(el("p", { className: "hand-followed", text: followed.words }));
+  }
   const node = el(
     "div",
-    {
-      className: `hand${asked ? " asked" : ""}`,
-      "aria-label": count > 1
-        ? format(gettext("Your hand %(n)s of %(count)s"), { n: i + 1, count: count })
-        : gettext("Your hand"),
-      role: "group",
-    },
+    { className: `hand${asked ? " asked" : ""}`, "aria-label": name, role: "group" },
     parts
   );
   if (asked) node.setAttribute("aria-current", "true");
@@ -1111,9 +1296,13 @@ function renderSpots() {
           ? format(gettext("Returned %(amount)s"), { amount: formatMoney(returned) })
           : gettext("Lost")
         : "";
-    let label = format(gettext("Box %(box)s %(bet)s"), {
-      box: spot.box, bet: betName(spot.code).toLowerCase(),
-    });
+    const words = { box: spot.box, seat: spot.box, bet: betName(spot.code).toLowerCase() };
+    let label = format(gettext("Box %(box)s %(bet)s"), words);
+    if (seating()) {
+      label = isBehind(spot.box, true)
+        ? format(gettext("Bet behind seat %(seat)s, %(bet)s"), words)
+        : format(gettext("Seat %(seat)s %(bet)s"), words);
+    }
     if (stake) label += format(gettext(", %(amount)s staked"), { amount: formatMoney(stake) });
     spot.button.setAttribute("aria-label", label);
   });
@@ -1125,14 +1314,20 @@ function renderControls() {
     const on = button.dataset.chip === selectedChip;
     button.setAttribute("aria-pressed", on ? "true" : "false");
   });
+  const s = seating();
+  // seat mode: nobody bets on an empty seat
+  const open = (box) => betting && (!s || Boolean(seatOwner(box, true)));
   Object.keys(spots).forEach((key) => {
-    spots[key].button.disabled = !betting || !selectedChip;
+    spots[key].button.disabled = !open(spots[key].box) || !selectedChip;
   });
   Object.keys(boxNodes).forEach((key) => {
     boxNodes[key].actions.forEach((button) => {
-      button.disabled = !betting;
+      button.disabled = !open(Number(key));
     });
+    boxNodes[key].take.disabled = !joined;
   });
+  $("leave-seat").disabled = !joined;
+  $("follow-behind").disabled = !joined;
   root.querySelectorAll(".bet-controls [data-command]").forEach((button) => {
     button.disabled = !betting;
   });
@@ -1150,6 +1345,27 @@ function renderControls() {
   $("prompt-text").textContent = halted ? "Halted: wait for the supervisor" : promptText(p);
   showQuestion(p);
   renderDispute(halted);
+}
+
+// The question at a seat-mode table: about a seat, or a bet behind one (insurance and even
+// money are each station's own decision).
+function seatPromptText(p) {
+  const seat = { seat: p.box };
+  const behind = isBehind(p.box);
+  if (p.kind === "insurance") {
+    return behind
+      ? format(gettext("Behind seat %(seat)s: insurance?"), seat)
+      : format(gettext("Seat %(seat)s: insurance?"), seat);
+  }
+  if (p.kind === "even_money") {
+    return behind
+      ? format(gettext("Behind seat %(seat)s: even money?"), seat)
+      : format(gettext("Seat %(seat)s: even money?"), seat);
+  }
+  if (p.kind === "bonus_pick") {
+    return format(gettext("Seat %(seat)s: pick a card for the In For 6 bonus"), seat);
+  }
+  return format(gettext("Seat %(seat)s: your decision"), seat);
 }
 
 // A question just opened: its buttons come to the screen (pinned at a phone's bottom edge)
@@ -1195,6 +1411,7 @@ function renderDispute(halted) {
 function promptText(p) {
   if (!p) return gettext("No question open");
   const box = { box: p.box };
+  if (seating()) return seatPromptText(p);
   if (p.kind === "insurance") return format(gettext("Box %(box)s: insurance?"), box);
   if (p.kind === "even_money") return format(gettext("Box %(box)s: even money?"), box);
   if (p.kind === "bonus_pick") {
@@ -1373,6 +1590,14 @@ function start() {
   // A module of its own (protection.js) sends its commands through this page's socket.
   root.addEventListener("station:send", (event) => {
     send(event.detail.type, event.detail.fields);
+  });
+  $("leave-seat").addEventListener("click", () => {
+    send("leave_seat");
+  });
+  $("follow-behind").addEventListener("change", (event) => {
+    const s = seating();
+    if (s) s.follow = event.target.checked; // as the table will have it once it replies
+    send("set_follow", { follow: event.target.checked });
   });
   $("dispute-button").addEventListener("click", () => {
     if (state?.dispute) send("dispute", { round: state.dispute.round });

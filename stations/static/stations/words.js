@@ -70,6 +70,17 @@ export const PLAYER_ERRORS = {
   other_currency: gettext("That table plays in another currency: your credits cannot move there."),
   name_taken: gettext("A station of the same name plays at that table: please call an attendant."),
   bets_unsettled: gettext("You can move to another table once your bets are settled."),
+  not_seat_mode: gettext("This table has no seats: every station plays every box."),
+  no_such_seat: gettext("This table has no such seat."),
+  already_seated: gettext("You already have a seat: leave it first to take another."),
+  seat_taken: gettext("Another player has just taken that seat."),
+  not_seated: gettext("You have no seat to leave."),
+  seat_has_bets: gettext("Take your bets off your seat before you leave it."),
+  round_in_play: gettext("A round is being played: take a seat when its bets are open."),
+  empty_seat: gettext("Nobody sits at that seat: take it, or bet behind a seated player."),
+  not_allowed_behind: gettext("That bet cannot be placed behind a seat here: only the main bet and the bets the rules allow."),
+  behind_cap: gettext("That would take the bets behind this seat above the table's cap."),
+  no_seat_bet: gettext("The seated player has no main bet yet: you can bet behind once they have."),
 };
 
 // The amounts a refused bet is about, read from the server's message ("... is above the
@@ -82,6 +93,10 @@ const AMOUNTS = {
   below_minimum: [
     /minimum ([0-9.]+)/,
     (m, money) => format(gettext("The minimum is %(amount)s."), { amount: money(m[1]) }),
+  ],
+  behind_cap: [
+    /above the cap ([0-9.]+)/,
+    (m, money) => format(gettext("The cap is %(amount)s."), { amount: money(m[1]) }),
   ],
   insufficient_credits: [
     /credits ([0-9.]+) do not cover the stakes ([0-9.]+)/,
