@@ -6,6 +6,11 @@ not staff); floor managers configure tables in the admin; auditors read the game
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
+from django.contrib.auth.management import create_permissions
+
 DEALER = "dealer"
 SUPERVISOR = "supervisor"
 FLOOR_MANAGER = "floor_manager"
@@ -33,3 +38,43 @@ def works_table(user, table) -> bool:
     if not has_role(user, TABLET_ROLES):
         return False
     return user.has_perm("tablehub.view_table") or table.staff.filter(pk=user.pk).exists()
+
+
+Grants = dict[str, list[tuple[str, str]]]  # role -> (app label, permission codename)
+MigrationStep = Callable[[Any, Any], None]
+
+
+def granting(grants: Grants) -> tuple[MigrationStep, MigrationStep]:
+    """A data migration's two steps for ``grants``: add those permissions to the role groups
+    (creating the permissions first: Django makes them only after ``migrate``), and take
+    them away again. The migrations after 0008 that widen a role call this."""
+
+    def assign(apps: Any, schema_editor: Any) -> None:
+        for app_config in apps.get_app_configs():
+            app_config.models_module = True
+            create_permissions(app_config, apps=apps, verbosity=0)
+            app_config.models_module = None
+        group_model = apps.get_model("auth", "Group")
+        permission_model = apps.get_model("auth", "Permission")
+        for role, perms in grants.items():
+            group, _ = group_model.objects.get_or_create(name=role)
+            group.permissions.add(
+                *[
+                    permission_model.objects.get(content_type__app_label=app, codename=codename)
+                    for app, codename in perms
+                ]
+            )
+
+    def unassign(apps: Any, schema_editor: Any) -> None:
+        group_model = apps.get_model("auth", "Group")
+        permission_model = apps.get_model("auth", "Permission")
+        for role, perms in grants.items():
+            for group in group_model.objects.filter(name=role):
+                group.permissions.remove(
+                    *permission_model.objects.filter(
+                        content_type__app_label__in=[app for app, _ in perms],
+                        codename__in=[codename for _, codename in perms],
+                    )
+                )
+
+    return assign, unassign

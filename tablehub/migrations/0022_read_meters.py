@@ -2,8 +2,9 @@
 point 4) in the admin and the API; nobody changes them there (payouts/meters.py keeps
 them)."""
 
-from django.contrib.auth.management import create_permissions
 from django.db import migrations
+
+from tablehub.roles import granting
 
 READ = [
     ("payouts", "view_stationmeter"),
@@ -12,34 +13,7 @@ READ = [
 ROLE_PERMISSIONS = {"floor_manager": READ, "auditor": READ}
 
 
-def assign(apps, schema_editor):
-    for app_config in apps.get_app_configs():  # as in 0008: the permissions exist now
-        app_config.models_module = True
-        create_permissions(app_config, apps=apps, verbosity=0)
-        app_config.models_module = None
-    Group = apps.get_model("auth", "Group")
-    Permission = apps.get_model("auth", "Permission")
-    for role, perms in ROLE_PERMISSIONS.items():
-        group, _ = Group.objects.get_or_create(name=role)
-        group.permissions.add(
-            *[
-                Permission.objects.get(content_type__app_label=app, codename=codename)
-                for app, codename in perms
-            ]
-        )
-
-
-def unassign(apps, schema_editor):
-    Group = apps.get_model("auth", "Group")
-    Permission = apps.get_model("auth", "Permission")
-    for role, perms in ROLE_PERMISSIONS.items():
-        for group in Group.objects.filter(name=role):
-            group.permissions.remove(
-                *Permission.objects.filter(
-                    content_type__app_label__in=[app for app, _ in perms],
-                    codename__in=[codename for _, codename in perms],
-                )
-            )
+assign, unassign = granting(ROLE_PERMISSIONS)
 
 
 class Migration(migrations.Migration):
