@@ -18,24 +18,11 @@ from collections import defaultdict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from decimal import Decimal
-from typing import Any, Protocol
+from typing import Any
 
 from .errors import EngineError
 from .money import fmt
-
-
-class Bet(Protocol):
-    """A bet as the seating reads it (rounds/engine/round.Bet)."""
-
-    @property
-    def station(self) -> str: ...
-    @property
-    def box(self) -> int: ...
-    @property
-    def code(self) -> str: ...
-    @property
-    def stake(self) -> Decimal: ...
-
+from .specials import PlacedBet
 
 MAX_SEATS = 7  # a traditional table (seed 004's layout has 6 spots; 7 is the usual most)
 
@@ -54,7 +41,7 @@ class Seating:
         """Whether a bet of ``station`` on ``box`` is a bet behind the seat."""
         return self.seats.get(box) not in (None, station)
 
-    def check(self, bets: Iterable[Bet]) -> None:
+    def check(self, bets: Iterable[PlacedBet]) -> None:
         """Refuse bets that seat mode does not allow (EngineError naming station and box)."""
         bets = list(bets)
         seat_bets = {
