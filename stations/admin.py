@@ -1,18 +1,22 @@
 """Admin for player stations (with their audit history), player sessions and protection
-events (read only)."""
+events (read only), and the seats of seat-mode tables (freed by a floor manager)."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from django import forms
-from django.contrib import admin
+from django.contrib import admin, messages
+from django.db.models import QuerySet
+from django.http import HttpRequest
 from django.urls import reverse
 from django.utils.html import format_html
 from simple_history.admin import SimpleHistoryAdmin
 
 from payouts import ledger
-from stations.models import PlayerSession, ProtectionEvent, Station
+from rounds.engine import EngineError
+from stations import seats
+from stations.models import PlayerSession, ProtectionEvent, Station, TableSeat
 from tablehub.read_only_admin import ReadOnlyAdmin
 
 
@@ -99,3 +103,27 @@ class ProtectionEventAdmin(ReadOnlyAdmin):
     list_display = ("at", "station", "kind", "detail")
     list_filter = ("kind", "station__table")
     date_hierarchy = "at"
+
+
+@admin.register(TableSeat)
+class TableSeatAdmin(ReadOnlyAdmin):
+    """Who sits where at the seat-mode tables. A floor manager frees a seat whose player went
+    away (``Free the selected seats``): between rounds at once; in the middle of a round the
+    table answers for the seat from then on (stations/seats.py, ``leave_seat``)."""
+
+    list_display = ("table", "box", "station", "taken_at")
+    list_filter = ("table",)
+    actions = ["free_seats"]
+
+    @admin.action(description="Free the selected seats", permissions=["free"])
+    def free_seats(self, request: HttpRequest, queryset: QuerySet[TableSeat]) -> None:
+        for seat in queryset.select_related("station", "table"):
+            try:
+                seats.leave_seat(seat.station)
+            except EngineError as refusal:
+                self.message_user(request, f"{seat}: {refusal.reason}", messages.ERROR)
+            else:
+                self.message_user(request, f"{seat}: freed", messages.SUCCESS)
+
+    def has_free_permission(self, request: HttpRequest) -> bool:
+        return request.user.has_perm("stations.delete_tableseat")

@@ -27,6 +27,7 @@ ROLE_MIGRATIONS = (
     "tablehub.migrations.0020_read_dealer_statistics",
     "tablehub.migrations.0022_read_meters",
     "tablehub.migrations.0025_stadium",
+    "stations.migrations.0011_seat_roles",
 )
 
 

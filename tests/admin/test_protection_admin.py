@@ -55,3 +55,25 @@ def test_dealers_and_supervisors_read_no_log_in_the_admin(login, table):
     for role in ("dealer", "supervisor"):
         page = login(role).get("/admin/stations/protectionevent/")
         assert page.status_code == 302 and "/admin/login/" in page.url  # not staff
+
+
+def test_a_floor_manager_frees_a_seat_and_an_auditor_only_reads_the_seats(login, table):
+    from stations import seats
+    from stations.models import TableSeat
+    from tablehub.models import Play
+
+    table.configs.update(play=Play.SEAT)
+    s1 = table.stations.get(name="s1")
+    seats.take_seat(s1, 2)
+    seat = TableSeat.objects.get()
+    auditor = login("auditor")
+    page = auditor.get("/admin/stations/tableseat/")
+    assert page.status_code == 200 and "free_seats" not in page.content.decode()
+    action = {"action": "free_seats", "_selected_action": [seat.pk]}
+    auditor.post("/admin/stations/tableseat/", action)
+    assert TableSeat.objects.filter(pk=seat.pk).exists()  # not the auditor's to free
+    manager = login("floor_manager")
+    assert "free_seats" in manager.get("/admin/stations/tableseat/").content.decode()
+    response = manager.post("/admin/stations/tableseat/", action)
+    assert response.status_code == 302
+    assert not TableSeat.objects.exists()
