@@ -361,3 +361,35 @@ def test_the_seat_view_in_spanish(seats, server, page_in):  # noqa: F811 (the fi
         "Reparto: asiento 1, crupier, asiento 1, carta tapada"
     )
     expect(tablet.locator("#boxes > li").nth(1)).to_contain_text("libre")
+
+
+def test_the_seat_view_with_the_keyboard_alone(seats, server, station_page):
+    """Take a seat, set the follow choice, bet behind a seat and leave the seat: each control
+    reached with Tab and pressed with Enter or Space, no click."""
+    from tests.browser.test_keyboard_only import press
+
+    demo, table = seats, seats.table
+    writer.open_round(table)
+    a = station(station_page(), server, demo, "a")
+    b = station(station_page(), server, demo, "b")
+    expect(a.locator("#phase")).to_have_text("Place your bets")
+    press(a, "Take seat 1")
+    expect(a.get_by_role("status")).to_have_text("You sit at seat 1.")
+    expect(b.locator("[data-box='1'] .box-seat")).to_have_text("a sits here: you may bet behind")
+    press(a, r"\$5✓?", key="Space")
+    press(a, "Seat 1 main bet")
+    expect(a.get_by_role("button", name="Seat 1 main bet, $5.00 staked")).to_be_visible()
+
+    press(b, "Follow doubles and splits behind a seat", key="Space")
+    expect(b.get_by_label("Follow doubles and splits behind a seat")).to_be_checked()
+    press(b, r"\$5✓?", key="Space")
+    press(b, "Bet behind seat 1, main bet")
+    expect(b.get_by_role("status")).to_have_text("$5.00 behind seat 1, main bet.")
+    assert Station.objects.get(table=table, name="b").follow_behind is True
+    assert ledger.balance(Station.objects.get(table=table, name="b")) == Decimal("100.00")
+
+    press(a, "Clear last bet")
+    expect(a.get_by_role("button", name="Seat 1 main bet", exact=True)).to_be_visible()
+    press(a, "Leave seat")
+    expect(a.get_by_role("status")).to_have_text("You left your seat.")
+    assert not TableSeat.objects.filter(table=table).exists()
