@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -89,6 +90,28 @@ def station_page(browser):
     yield open_page
     for context in contexts:
         context.close()
+    _until_no_command_is_handled()
+
+
+def _until_no_command_is_handled(most: float = 10.0) -> None:
+    """After the pages closed: until the server has finished the station commands they sent
+    last (their registers in rounds/receipts.py are empty), so that the test database is not
+    flushed under a batch still writing (on PostgreSQL the flush then fails)."""
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from rounds import receipts
+    from tablehub.models import Table
+
+    tables = list(Table.objects.values_list("pk", flat=True))
+    until = time.monotonic() + most
+    while time.monotonic() < until:
+        now = timezone.now()
+        later = now + timedelta(days=1)
+        if not any(receipts.waiting_before(table, later, now) for table in tables):
+            return
+        time.sleep(0.05)
 
 
 def screenshot(page, name: str) -> Path:
