@@ -39,6 +39,9 @@ STALE_SECONDS = 60.0  # a command held longer than this was lost with its proces
 # A frame waits in its connection's queue only until its consumer is free: one that waited
 # longer was never taken off it (its connection was dropped), and holds nothing up.
 QUEUED_SECONDS = 10.0
+# Frames still queued hold a step's expiry up to this long after its deadline, no longer: a
+# queue whose consumer is gone (a connection daphne killed) must not stop the table.
+QUEUED_HOLD_SECONDS = 2.0
 
 
 class _Memory:
@@ -140,7 +143,8 @@ async def holding(table_id: int, at: datetime) -> AsyncIterator[None]:
 def waiting_before(table_id: int, deadline: datetime, now: datetime) -> bool:
     """Whether a command of the table received at or before ``deadline`` is still being
     handled (by any server process), or a frame read by this process is still queued."""
-    if _QUEUED.waiting_before(table_id, deadline.timestamp(), now.timestamp()):
+    held = (now - deadline).total_seconds() < QUEUED_HOLD_SECONDS
+    if held and _QUEUED.waiting_before(table_id, deadline.timestamp(), now.timestamp()):
         return True
     client = _redis()
     if client is None:

@@ -341,3 +341,18 @@ async def test_a_bet_received_after_the_betting_deadline_is_refused_while_the_cl
     assert bets == [("s00", Decimal("10.00")), ("s01", Decimal("10.00"))]
     for ws in (first, second, late):
         await ws.disconnect()
+
+
+def test_a_frame_never_taken_off_its_queue_holds_the_expiry_two_seconds_at_most():
+    """A frame whose consumer is gone stays registered as queued: it holds the step's expiry
+    only until QUEUED_HOLD_SECONDS after the deadline, and a frame read after the deadline
+    never does."""
+    from rounds import receipts
+
+    deadline = timezone.now()
+    receipts.queued(999_001, deadline.timestamp() - 0.05)  # never dequeued
+    assert receipts.waiting_before(999_001, deadline, deadline + timedelta(seconds=1))
+    later = deadline + timedelta(seconds=receipts.QUEUED_HOLD_SECONDS + 0.1)
+    assert not receipts.waiting_before(999_001, deadline, later)
+    receipts.queued(999_002, deadline.timestamp() + 0.05)  # read after the deadline
+    assert not receipts.waiting_before(999_002, deadline, deadline + timedelta(seconds=1))
