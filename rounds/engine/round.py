@@ -251,6 +251,16 @@ class Seat:
         return f"{self.station}/{box}/{self.hands_made}"
 
 
+def _turn_of(hand: Hand) -> dict[str, Any]:
+    """Seat mode: whose turn it is, as the public view and the step event say it."""
+    return {"box": hand.box, "station": hand.station, "hand": hand.id}
+
+
+def _double_stake(hand: Hand, action: Action) -> Decimal:
+    """What a double adds to the hand: its stake, or half of it (rounded down) for less."""
+    return hand.stake if action is Action.DOUBLE else cents(hand.stake / 2)
+
+
 # --- the round ----------------------------------------------------------------------------
 
 
@@ -468,9 +478,7 @@ class Round:
         if self.seating is None or self.phase is not Phase.PLAY:
             return None
         hand = self._turn_hand()
-        if hand is None:
-            return None
-        return {"box": hand.box, "station": hand.station, "hand": hand.id}
+        return None if hand is None else _turn_of(hand)
 
     def station_view(self, station: str) -> dict[str, Any]:
         """The public view plus the station's own hands, credits and question."""
@@ -612,7 +620,7 @@ class Round:
                 if soft or not low <= total <= 11:
                     totals = "9, 10 or 11" if low == 9 else "10 or 11"
                     return f"double is allowed only on a hard {totals}"
-            extra = hand.stake if action is Action.DOUBLE else cents(hand.stake / 2)
+            extra = _double_stake(hand, action)
             if extra <= 0:
                 return "the stake is too small to double for less"
             if extra > seat.credits:
@@ -927,7 +935,7 @@ class Round:
         elif action is Action.HIT:
             seat.asking = hand
         elif action in (Action.DOUBLE, Action.DOUBLE_HALF):
-            extra = hand.stake if action is Action.DOUBLE else cents(hand.stake / 2)
+            extra = _double_stake(hand, action)
             seat.credits -= extra
             hand.stake += extra
             hand.doubled = True
@@ -1062,9 +1070,13 @@ class Round:
         else:
             seat.prompt = hand
             self._pending.add(seat.station)
-        turn = {"box": hand.box, "station": hand.station, "hand": hand.id}
         self._public(
-            {"type": "step", "step": self.step, "stations_asked": len(self._pending), "turn": turn}
+            {
+                "type": "step",
+                "step": self.step,
+                "stations_asked": len(self._pending),
+                "turn": _turn_of(hand),
+            }
         )
         self._send_prompts()
 
@@ -1081,7 +1093,7 @@ class Round:
             other = self.seats[behind.station]
             follows = behind.station in self.seating.follow
             if action in (Action.DOUBLE, Action.DOUBLE_HALF):
-                extra = behind.stake if action is Action.DOUBLE else cents(behind.stake / 2)
+                extra = _double_stake(behind, action)
                 if follows and ZERO < extra <= other.credits:
                     other.credits -= extra
                     behind.stake += extra
