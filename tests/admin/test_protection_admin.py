@@ -5,6 +5,9 @@ from decimal import Decimal
 
 import pytest
 
+from stations import seats
+from stations.models import TableSeat
+from tablehub.models import Play
 from tests.admin.test_admin_pages import jurisdiction_form
 
 pytestmark = pytest.mark.django_db
@@ -58,10 +61,6 @@ def test_dealers_and_supervisors_read_no_log_in_the_admin(login, table):
 
 
 def test_a_floor_manager_frees_a_seat_and_an_auditor_only_reads_the_seats(login, table):
-    from stations import seats
-    from stations.models import TableSeat
-    from tablehub.models import Play
-
     table.configs.update(play=Play.SEAT)
     s1 = table.stations.get(name="s1")
     seats.take_seat(s1, 2)

@@ -97,6 +97,7 @@ def _until_no_command_is_handled(most: float = 10.0) -> None:
     """After the pages closed: until the server has finished the station commands they sent
     last (their registers in rounds/receipts.py are empty), so that the test database is not
     flushed under a batch still writing (on PostgreSQL the flush then fails)."""
+    # Local: this conftest loads before Django is set up; the models only once tests run.
     from datetime import timedelta
 
     from django.utils import timezone

@@ -30,6 +30,7 @@ from tablehub.demo import ensure_demo_table
 from tablehub.models import Play
 from tests.browser.conftest import TABLET, button, keep, open_tablet
 from tests.browser.test_accessibility import audit
+from tests.browser.test_keyboard_only import press
 from tests.browser.test_station_layouts import serious_violations, small_targets
 from tests.browser.test_station_page import deal, url, watch_errors
 from tests.browser.test_two_languages import page_in  # noqa: F401 (a fixture)
@@ -366,8 +367,6 @@ def test_the_seat_view_in_spanish(seats, server, page_in):  # noqa: F811 (the fi
 def test_the_seat_view_with_the_keyboard_alone(seats, server, station_page):
     """Take a seat, set the follow choice, bet behind a seat and leave the seat: each control
     reached with Tab and pressed with Enter or Space, no click."""
-    from tests.browser.test_keyboard_only import press
-
     demo, table = seats, seats.table
     writer.open_round(table)
     a = station(station_page(), server, demo, "a")

@@ -18,7 +18,7 @@ from channels.testing import WebsocketCommunicator
 from django.db import connection, connections
 from django.utils import timezone
 
-from rounds import writer
+from rounds import receipts, writer
 from rounds.engine import CardDrawn, RuleSet, parse_card
 from rounds.models import Round, RoundEvent
 from stations.commands import place_bets
@@ -343,12 +343,11 @@ async def test_a_bet_received_after_the_betting_deadline_is_refused_while_the_cl
         await ws.disconnect()
 
 
+@pytest.mark.django_db  # the module's fixtures close the server's connections afterwards
 def test_a_frame_never_taken_off_its_queue_holds_the_expiry_two_seconds_at_most():
     """A frame whose consumer is gone stays registered as queued: it holds the step's expiry
     only until QUEUED_HOLD_SECONDS after the deadline, and a frame read after the deadline
     never does."""
-    from rounds import receipts
-
     deadline = timezone.now()
     receipts.queued(999_001, deadline.timestamp() - 0.05)  # never dequeued
     assert receipts.waiting_before(999_001, deadline, deadline + timedelta(seconds=1))
