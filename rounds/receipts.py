@@ -6,31 +6,42 @@ database. So a step's expiry must not be applied while a command received before
 deadline is still on its way: ``writer.expire`` asks ``waiting_before`` and, if one is,
 tries again a moment later.
 
-Each server process registers a frame the moment it reads it, while the frame waits in its
-connection's queue (``queued``, in this process's memory: tablehub/frame_stamps.py), and the
-command for as long as it is handled (``holding``), letting go of it once its reply is
-written. With one process (the embedded default) the
-register is this process's memory; with several (REDIS_URL set) it is a sorted set per table
-in Redis, scored by the receipt time, so that an expiry fired by any process or Celery
-worker sees every process's commands. The times are the machines' clocks: several machines
-need NTP, and their skew adds to a command's lateness (docs/operations.md). A register
-entry older than ``STALE_SECONDS`` (its process died holding it) is ignored and dropped.
+Each server process registers, in its memory, a frame the moment it reads it, while the
+frame waits in its connection's queue (``queued``: tablehub/frame_stamps.py), and the
+command for as long as it is handled (``holding``), letting go of each once its reply is
+written. With one process (the embedded default) that memory is the whole register.
+
+With several processes (REDIS_URL set), an expiry may be fired by any process or by a
+Celery worker, which cannot read another process's memory. So every process that reads
+frames publishes its register to Redis every ``PUBLISH_SECONDS`` from a thread of its own
+(``publishing``): the time of the snapshot and, for each table, the oldest frame still
+queued and the oldest command still handled. An expiry for a deadline waits until every
+process publishing has published a snapshot taken after the deadline, and then while any
+snapshot holds a frame of the table received at or before it. A frame read after a
+snapshot was read after its time, so nothing received in time falls between two snapshots.
+A process silent for ``SILENT_SECONDS`` is gone (its frames went with it).
+
+The times are the machines' clocks: several machines need NTP, and their skew adds to a
+command's lateness (docs/operations.md). A frame still queued holds an expiry at most
+``QUEUED_HOLD_SECONDS`` past its deadline, a command handled at most ``STALE_SECONDS``.
 """
 
 from __future__ import annotations
 
-import asyncio
+import atexit
+import json
 import logging
+import os
 import threading
+import time
 import uuid
-import weakref
 from collections import defaultdict
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
 from datetime import datetime
 
 import redis
-import redis.asyncio as aredis
 from django.conf import settings
 
 log = logging.getLogger("tablehub.receipts")
@@ -42,10 +53,15 @@ QUEUED_SECONDS = 10.0
 # Frames still queued hold a step's expiry up to this long after its deadline, no longer: a
 # queue whose consumer is gone (a connection daphne killed) must not stop the table.
 QUEUED_HOLD_SECONDS = 2.0
+PUBLISH_SECONDS = 0.02  # how often a process publishes its register (an expiry waits that)
+SILENT_SECONDS = 1.0  # a process that published nothing for this long is gone
+REGISTER_KEY = "tablehub:receipts"  # a hash: process -> its last snapshot (JSON)
 
 
 class _Memory:
-    def __init__(self, stale: float = STALE_SECONDS) -> None:
+    """One process's register: table -> token -> receipt time (epoch seconds)."""
+
+    def __init__(self, stale: float) -> None:
         self._lock = threading.Lock()
         self._stale = stale
         self._held: dict[int, dict[str, float]] = defaultdict(dict)
@@ -56,48 +72,29 @@ class _Memory:
 
     def remove(self, table_id: int, token: str) -> None:
         with self._lock:
-            self._held[table_id].pop(token, None)
+            held = self._held.get(table_id)
+            if held is not None:
+                held.pop(token, None)
+                if not held:
+                    del self._held[table_id]
 
-    def waiting_before(self, table_id: int, deadline: float, now: float) -> bool:
+    def oldest(self, now: float) -> dict[int, float]:
+        """Each table's oldest receipt not yet stale."""
         with self._lock:
-            held = self._held.get(table_id, {})
-            return any(now - self._stale < at <= deadline for at in held.values())
+            oldest = {}
+            for table_id, held in self._held.items():
+                times = [at for at in held.values() if at > now - self._stale]
+                if times:
+                    oldest[table_id] = min(times)
+            return oldest
 
 
-_MEMORY = _Memory()
-_QUEUED = _Memory(QUEUED_SECONDS)  # frames read by this process, not yet taken by a consumer
+_HELD = _Memory(STALE_SECONDS)  # commands this process is handling
+_QUEUED = _Memory(QUEUED_SECONDS)  # frames read by this process, not yet done with
+_PROCESS = uuid.uuid4().hex  # this process in the shared register
+_publisher_lock = threading.Lock()
+_publisher: threading.Thread | None = None
 _sync_client: redis.Redis | None = None
-# An asyncio client belongs to the loop it was made on.
-_async_clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, aredis.Redis] = (
-    weakref.WeakKeyDictionary()
-)
-
-
-def _key(table_id: int) -> str:
-    return f"tablehub:receipts:{table_id}"
-
-
-def _redis() -> redis.Redis | None:
-    global _sync_client
-    if not settings.REDIS_URL:
-        return None
-    if _sync_client is None:
-        _sync_client = redis.Redis.from_url(settings.REDIS_URL)
-    return _sync_client
-
-
-def _aredis() -> aredis.Redis | None:
-    if not settings.REDIS_URL:
-        return None
-    loop = asyncio.get_running_loop()
-    client = _async_clients.get(loop)
-    if client is None:
-        # A burst of hundreds of commands registers at once: past the pool's 100 connections
-        # a plain pool fails (MaxConnectionsError) and the receipt went unregistered, so
-        # another process's expiry could pass it by; this pool waits for a connection.
-        pool = aredis.BlockingConnectionPool.from_url(settings.REDIS_URL, timeout=5)
-        client = _async_clients[loop] = aredis.Redis(connection_pool=pool)
-    return client
 
 
 def queued(table_id: int, at: float) -> str:
@@ -113,47 +110,130 @@ def dequeued(table_id: int, token: str) -> None:
     _QUEUED.remove(table_id, token)
 
 
-@asynccontextmanager
-async def holding(table_id: int, at: datetime) -> AsyncIterator[None]:
+@contextmanager
+def holding(table_id: int, at: datetime) -> Iterator[None]:
     """Register a command of the table received ``at`` for as long as it is being handled."""
     token = uuid.uuid4().hex
-    stamp = at.timestamp()
-    client = _aredis()
-    if client is None:
-        _MEMORY.add(table_id, token, stamp)
-    else:
-        try:
-            await client.zadd(_key(table_id), {token: stamp})
-        except redis.RedisError:  # Redis restarting: the command goes on, unregistered
-            log.warning("table %s: a command's receipt could not be registered", table_id)
-            client = None
-            _MEMORY.add(table_id, token, stamp)
+    _HELD.add(table_id, token, at.timestamp())
     try:
         yield
     finally:
-        if client is None:
-            _MEMORY.remove(table_id, token)
-        else:
-            try:
-                await client.zrem(_key(table_id), token)
-            except redis.RedisError:  # the entry goes stale and is dropped
-                log.warning("table %s: a command's receipt could not be released", table_id)
+        _HELD.remove(table_id, token)
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """A process's register at ``at``: per table, its oldest frame queued and command held."""
+
+    at: float
+    queued: dict[int, float]
+    held: dict[int, float]
+
+    def holds(self, table_id: int, deadline: float, now: float) -> bool:
+        """Whether, as of this snapshot, a frame of the table received at or before the
+        deadline was still on its way (one only queued counts until QUEUED_HOLD_SECONDS)."""
+        if self.held.get(table_id, float("inf")) <= deadline:
+            return True
+        queued_until = deadline + QUEUED_HOLD_SECONDS
+        return now < queued_until and self.queued.get(table_id, float("inf")) <= deadline
+
+    def encode(self) -> str:
+        return json.dumps({"at": self.at, "queued": self.queued, "held": self.held})
+
+    @classmethod
+    def decode(cls, text: str | bytes) -> Snapshot:
+        data = json.loads(text)
+        return cls(
+            data["at"],
+            {int(t): at for t, at in data["queued"].items()},
+            {int(t): at for t, at in data["held"].items()},
+        )
+
+
+def _mine(now: float) -> Snapshot:
+    return Snapshot(now, _QUEUED.oldest(now), _HELD.oldest(now))
 
 
 def waiting_before(table_id: int, deadline: datetime, now: datetime) -> bool:
-    """Whether a command of the table received at or before ``deadline`` is still being
-    handled (by any server process), or a frame read by this process is still queued."""
-    held = (now - deadline).total_seconds() < QUEUED_HOLD_SECONDS
-    if held and _QUEUED.waiting_before(table_id, deadline.timestamp(), now.timestamp()):
+    """Whether a command of the table received at or before ``deadline`` is still queued or
+    being handled, by this process or (REDIS_URL set) by any process publishing its register."""
+    at, by = deadline.timestamp(), now.timestamp()
+    if _mine(by).holds(table_id, at, by):
         return True
+    return any(
+        (at < by and snapshot.at <= at) or snapshot.holds(table_id, at, by)
+        for snapshot in publishers(by).values()
+    )  # not yet published since the deadline passed, or holding a frame received in time
+
+
+def publishers(now: float) -> dict[str, Snapshot]:
+    """The last snapshot of every other process publishing its register (REDIS_URL set),
+    but for those silent for SILENT_SECONDS (gone; dropped once STALE_SECONDS old)."""
     client = _redis()
     if client is None:
-        return _MEMORY.waiting_before(table_id, deadline.timestamp(), now.timestamp())
-    key = _key(table_id)
-    oldest = now.timestamp() - STALE_SECONDS
+        return {}
     try:
-        client.zremrangebyscore(key, "-inf", oldest)  # held by a process that died
-        return bool(client.zrangebyscore(key, oldest, deadline.timestamp(), start=0, num=1))
+        published: dict[bytes, bytes] = client.hgetall(REGISTER_KEY)  # type: ignore[assignment]
+        snapshots = {process.decode(): Snapshot.decode(text) for process, text in published.items()}
+        gone = [p for p, snapshot in snapshots.items() if snapshot.at < now - STALE_SECONDS]
+        if gone:
+            client.hdel(REGISTER_KEY, *gone)
     except redis.RedisError:  # no register to ask: the expiry goes ahead
-        log.warning("table %s: the receipts could not be read", table_id)
-        return _MEMORY.waiting_before(table_id, deadline.timestamp(), now.timestamp())
+        log.warning("the receipts register could not be read")
+        return {}
+    return {
+        process: snapshot
+        for process, snapshot in snapshots.items()
+        if process != _PROCESS and snapshot.at >= now - SILENT_SECONDS
+    }
+
+
+def publish(snapshot: Snapshot, process: str = _PROCESS) -> None:
+    """Write a process's snapshot to the shared register."""
+    client = _redis()
+    if client is not None:
+        client.hset(REGISTER_KEY, process, snapshot.encode())
+
+
+def publishing() -> None:
+    """Start publishing this process's register (once per process; REDIS_URL set only).
+    Called as a process first serves a websocket (tablehub/frame_stamps.py)."""
+    global _publisher
+    if not settings.REDIS_URL or _publisher is not None:
+        return
+    with _publisher_lock:
+        if _publisher is None:
+            _publisher = threading.Thread(target=_publish_forever, name="receipts", daemon=True)
+            _publisher.start()
+            atexit.register(_unpublish)
+
+
+def _publish_forever() -> None:
+    # A thread, not a task of the event loop: a loop busy with a burst must not delay the
+    # snapshots that let every other process's expiries go ahead.
+    while True:
+        started = time.monotonic()
+        try:
+            publish(_mine(time.time()))
+        except redis.RedisError:
+            log.warning("the receipts could not be published (pid %s)", os.getpid())
+            time.sleep(SILENT_SECONDS / 2)
+        time.sleep(max(PUBLISH_SECONDS - (time.monotonic() - started), 0.0))
+
+
+def _unpublish() -> None:
+    try:
+        client = _redis()
+        if client is not None:
+            client.hdel(REGISTER_KEY, _PROCESS)
+    except redis.RedisError:
+        pass  # silent, it is taken for gone in SILENT_SECONDS
+
+
+def _redis() -> redis.Redis | None:
+    global _sync_client
+    if not settings.REDIS_URL:
+        return None
+    if _sync_client is None:
+        _sync_client = redis.Redis.from_url(settings.REDIS_URL)
+    return _sync_client

@@ -68,8 +68,7 @@ DEFAULT_TIMER_SECONDS = 15
 # no input is accepted and a timer of the step before finds nothing to expire (disputes.py).
 HALTED = "halted:"
 VIDEO_CARD_SECONDS = 0.8  # a video table deals each card this long after it is wanted
-RECHECK_SECONDS = 0.05  # an expiry waiting for commands received in time tries again then
-REGISTER_GRACE_SECONDS = 0.1  # from a frame's stamp to its receipt in the register, at most
+RECHECK_SECONDS = 0.025  # an expiry waiting for commands received in time tries again then
 TIMED_NOTICES = ("prompt", "step")  # events that carry their step's deadline
 
 T = TypeVar("T")
@@ -627,9 +626,9 @@ def record(round_id: int, event: Event, at: datetime | None = None) -> list[Noti
     refused (``too_late``) and the step's timeout answers for it; one received in time is
     applied however late it is processed. Without ``at`` (the dealer, the card reader, the
     server itself) the input counts as received now, and a late one first applies the
-    step's timeout."""
+    step's timeout. A timeout's own answers (a ``Timeout``, an automatic decision) are not."""
     notices: list[Notice] = []
-    if not isinstance(event, Timeout):
+    if not isinstance(event, Timeout) and not (isinstance(event, Decision) and event.automatic):
         step = _held(round_id) or Round.objects.only("deadline", "step_key").get(pk=round_id)
         step_key, deadline = step.step_key, step.deadline  # before the expiry moves them on
         late = _past_deadline(step, at or timezone.now())
@@ -704,16 +703,11 @@ def expire(round_id: int, step_key: str) -> list[Notice]:
         if round is None or not step_key or round.step_key != step_key or is_halted(round):
             return []  # already answered, halted, or gone (a removed replay table)
         now = timezone.now()
-        if round.deadline is not None:
-            grace_until = round.deadline + timedelta(seconds=REGISTER_GRACE_SECONDS)
-            if round.deadline <= now < grace_until:
-                # A frame stamped just before the deadline may not be registered yet (its
-                # process is writing it to Redis): give it that moment.
-                timers.schedule(round.pk, step_key, grace_until)
-                return []
-            if receipts.waiting_before(round.table_id, round.deadline, now):
-                timers.schedule(round.pk, step_key, now + timedelta(seconds=RECHECK_SECONDS))
-                return []
+        if round.deadline is not None and receipts.waiting_before(
+            round.table_id, round.deadline, now
+        ):
+            timers.schedule(round.pk, step_key, now + timedelta(seconds=RECHECK_SECONDS))
+            return []
         if round.deadline is not None:
             step = "betting" if round.phase == Round.Phase.BETTING else round.phase
             metrics.TIMER_LATENESS.labels(step).observe((now - round.deadline).total_seconds())

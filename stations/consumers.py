@@ -116,7 +116,7 @@ class StationConsumer(TableConsumer):
                 {"type": "reply", "client_id": client_id, "ok": True, "state": state}
             )
             return
-        async with receipts.holding(self.table_id, self.received_at):
+        with receipts.holding(self.table_id, self.received_at):
             reply = await batches.submit(self.station, content, self.received_at)
         if not reply["ok"]:
             log.info("station %s: %s", self.station, reply["error"])

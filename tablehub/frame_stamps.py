@@ -42,6 +42,7 @@ class StampFrames:
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> Any:
         queue = getattr(receive, "__self__", None)
         if scope.get("type") == "websocket" and isinstance(queue, asyncio.Queue):
+            receipts.publishing()  # other processes' expiries see this one's frames
             match = STATION_PATH.match(scope.get("path", ""))
             _stamp_on_put(queue, int(match.group(1)) if match else None)
         return await self.app(scope, receive, send)

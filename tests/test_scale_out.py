@@ -15,7 +15,7 @@ from django.db import connection
 
 from bench.loopback import start_daphne, start_worker
 from payouts import ledger
-from rounds import writer
+from rounds import receipts, writer
 from rounds.engine import RuleSet
 from rounds.models import Round
 from stations.models import Station
@@ -104,6 +104,9 @@ def test_two_server_processes_share_one_table(cluster, settings):
     s2 = Client(port_b, f"/ws/tables/{table.pk}/station/")  # process B
     assert s1.ask({"type": "join", "client_id": "j", "station": "s1", "credential": "s1"})["ok"]
     assert s2.ask({"type": "join", "client_id": "j", "station": "s2", "credential": "s2"})["ok"]
+    # Each process publishes what it has received and not finished with, so that the
+    # Celery worker's expiry waits for it (rounds/receipts.py).
+    assert len(receipts.publishers(time.time())) >= 2
     round = writer.open_round(table)
     assert s1.ask({"type": "place", "client_id": "b", "box": 1, "amount": "10"})["ok"]
     assert s2.ask({"type": "place", "client_id": "b", "box": 2, "amount": "10"})["ok"]

@@ -98,19 +98,17 @@ def _until_no_command_is_handled(most: float = 10.0) -> None:
     last (their registers in rounds/receipts.py are empty), so that the test database is not
     flushed under a batch still writing (on PostgreSQL the flush then fails)."""
     # Local: this conftest loads before Django is set up; the models only once tests run.
-    from datetime import timedelta
-
     from django.utils import timezone
 
     from rounds import receipts
     from tablehub.models import Table
 
     tables = list(Table.objects.values_list("pk", flat=True))
+    since = timezone.now()  # commands received until the pages closed
     until = time.monotonic() + most
     while time.monotonic() < until:
         now = timezone.now()
-        later = now + timedelta(days=1)
-        if not any(receipts.waiting_before(table, later, now) for table in tables):
+        if not any(receipts.waiting_before(table, since, now) for table in tables):
             return
         time.sleep(0.05)
 

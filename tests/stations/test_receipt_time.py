@@ -131,8 +131,8 @@ def expire_from_elsewhere(round_id: int, step_key: str) -> list:
 
 
 async def wait_until(moment: datetime) -> None:
-    """Until after ``moment`` and the expiry's grace for a frame's registration."""
-    grace = writer.REGISTER_GRACE_SECONDS
+    """Until after ``moment`` and every process's next register snapshot after it."""
+    grace = 2 * receipts.PUBLISH_SECONDS
     await asyncio.sleep(max((moment - timezone.now()).total_seconds(), 0) + grace + 0.05)
 
 
