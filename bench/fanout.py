@@ -409,6 +409,21 @@ def set_up_table(stations: int) -> tuple[int, list[str]]:
     return table.pk, names
 
 
+def close_betting(round_id: int) -> None:
+    """The betting step's timer, fired by the bench once every bet is answered. The expiry
+    waits while a server process's published register (rounds/receipts.py, every 20 ms)
+    still holds a bet it has answered: fire it again until the bets are closed."""
+    from rounds import writer
+    from rounds.models import Round
+
+    for _ in range(100):
+        writer.expire(round_id, "betting")
+        if Round.objects.get(pk=round_id).phase != Round.Phase.BETTING:
+            return
+        time.sleep(0.02)
+    raise RuntimeError(f"round {round_id}: the bets never closed")
+
+
 def new_round(table_id: int, decision_timer: float | None = None) -> int:
     """Open a round at the table; with ``decision_timer``, under a new configuration
     version with that decision timer."""
@@ -453,7 +468,6 @@ async def measure(
     from asgiref.sync import sync_to_async
     from websockets.typing import Origin
 
-    from rounds import writer
 
     n = len(names)
     slow = 60.0 + 0.1 * n  # the longest wait for one reply or event in a burst
@@ -493,7 +507,7 @@ async def measure(
     round_id = await sync_to_async(new_round)(table_id)
     bet = {"type": "place", "client_id": "b", "box": 1, "amount": "10"}
     result["bets"] = await burst(stations, bet, slow)
-    await sync_to_async(writer.expire)(round_id, "betting")
+    await sync_to_async(close_betting)(round_id)
 
     shoe = await websockets.connect(f"{url}/shoe/", origin=origin, max_queue=None)
     await shoe.send(json.dumps({"type": "hello", "key": "reader"}))
@@ -547,7 +561,7 @@ async def measure(
         _, refused = await burst(stations, bet, slow)
         if refused:
             raise RuntimeError(f"bets of the deadline round {refusals(refused)}")
-        await sync_to_async(writer.expire)(round_id, "betting")
+        await sync_to_async(close_betting)(round_id)
         # The probe: a socket that only pings (no join), for the server's receipt lag.
         probe = Station(await websockets.connect(f"{url}/station/", origin=origin), "probe")
         offset, rtt = await server_clock_offset(probe)

@@ -883,7 +883,7 @@ def resume(round: Round, payload: dict[str, Any], in_play: bool) -> None:
     if in_play:
         live = _locked_live(round)
         engine = live.engine
-        if engine.prompted_stations and not engine.settled:
+        if engine.awaits_answers and not engine.settled:
             key = f"{_step_key(engine, live.generation)}:r{round.last_seq}"
             _start_timer(round, key, engine.phase.value)
         if engine.awaiting_card is not None and round.table.mode == Table.Mode.VIDEO:
@@ -1072,7 +1072,7 @@ def _time_the_step(round: Round, engine: Engine, generation: int = 0) -> None:
     """A step with stations to answer gets a deadline; a new step, a new deadline. In seat
     mode a seat whose player left mid-round (``SeatLeft``) is answered at once: its step's
     deadline is now, and the timeout plays it by the abandoned-hands rule."""
-    if not engine.prompted_stations:
+    if not engine.awaits_answers:
         round.step_key, round.deadline = "", None
         return
     key = _step_key(engine, generation)

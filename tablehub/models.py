@@ -9,6 +9,7 @@ version, and every round keeps the exact version it started with.
 
 from __future__ import annotations
 
+import copy
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
@@ -384,7 +385,15 @@ class TableConfig(models.Model):
         }
 
     def ruleset(self) -> RuleSet:
-        return RuleSet.from_dict(self.rules)
+        # Read for every bet of a burst: parsed once per rules this instance has held (a
+        # RuleSet is frozen, so one may be shared).
+        cached = self.__dict__.get("_ruleset")
+        if cached is None or cached[0] != self.rules:
+            cached = self.__dict__["_ruleset"] = (
+                copy.deepcopy(self.rules),
+                RuleSet.from_dict(self.rules),
+            )
+        return cached[1]
 
     def offered_special_bets(self) -> list[str]:
         """The special bets this configuration offers, in the catalog's order (spec/special-

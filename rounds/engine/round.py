@@ -364,6 +364,12 @@ class Round:
         return [s for s in self.seats if s in self._pending]
 
     @property
+    def awaits_answers(self) -> bool:
+        """Whether any station must answer before the table can go on (asked after every
+        decision of a burst: not the list, which is as long as the table)."""
+        return bool(self._pending)
+
+    @property
     def awaiting_bonus(self) -> list[tuple[str, int, Multipliers]]:
         """In For 6 hard sixes that need their multipliers assigned: (station, box, multipliers)."""
         if self.phase is not Phase.BONUS:
