@@ -16,6 +16,9 @@ from tablehub.frame_stamps import StampFrames
 from tablehub.origins import ExactOriginValidator
 from tablehub.program import check_at_start
 from tablehub.routing import websocket_urlpatterns
+from tablehub.socket_writes import install as send_frames_at_once
+
+send_frames_at_once()  # the server's frames leave at once (tablehub/socket_writes.py)
 
 application = ProtocolTypeRouter(
     {
