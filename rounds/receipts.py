@@ -15,11 +15,15 @@ With several processes (REDIS_URL set), an expiry may be fired by any process or
 Celery worker, which cannot read another process's memory. So every process that reads
 frames publishes its register to Redis every ``PUBLISH_SECONDS`` from a thread of its own
 (``publishing``): the time of the snapshot and, for each table, the oldest frame still
-queued and the oldest command still handled. An expiry for a deadline waits until every
-process publishing has published a snapshot taken after the deadline, and then while any
-snapshot holds a frame of the table received at or before it. A frame read after a
-snapshot was read after its time, so nothing received in time falls between two snapshots.
-A process silent for ``SILENT_SECONDS`` is gone (its frames went with it).
+queued and the oldest command still handled. A frame is stamped with the time it reached
+the machine (tablehub/sockets.py), which may be before its event loop reads it: a snapshot
+is therefore of a time ``at`` that every loop of the process serving websockets has come
+round twice since (the second turn runs after every read of the first, and the first
+turn's poll of the sockets came after ``at``), so that every frame received before ``at``
+has been read and registered. An expiry for a deadline waits until every process publishing
+has published a snapshot of a time after the deadline, and then while any snapshot holds a
+frame of the table received at or before it. A process silent for ``SILENT_SECONDS`` is
+gone (its frames went with it).
 
 The times are the machines' clocks: several machines need NTP, and their skew adds to a
 command's lateness (docs/operations.md). A frame still queued holds an expiry at most
@@ -28,6 +32,7 @@ command's lateness (docs/operations.md). A frame still queued holds an expiry at
 
 from __future__ import annotations
 
+import asyncio
 import atexit
 import json
 import logging
@@ -35,6 +40,7 @@ import os
 import threading
 import time
 import uuid
+import weakref
 from collections import defaultdict
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -92,6 +98,7 @@ class _Memory:
 _HELD = _Memory(STALE_SECONDS)  # commands this process is handling
 _QUEUED = _Memory(QUEUED_SECONDS)  # frames read by this process, not yet done with
 _PROCESS = uuid.uuid4().hex  # this process in the shared register
+_LOOPS: weakref.WeakSet[asyncio.AbstractEventLoop] = weakref.WeakSet()  # serving websockets
 _publisher_lock = threading.Lock()
 _publisher: threading.Thread | None = None
 _sync_client: redis.Redis | None = None
@@ -150,8 +157,9 @@ class Snapshot:
         )
 
 
-def _mine(now: float) -> Snapshot:
-    return Snapshot(now, _QUEUED.oldest(now), _HELD.oldest(now))
+def _mine(now: float, at: float | None = None) -> Snapshot:
+    """This process's register now, as a snapshot of ``at`` (now, if not given)."""
+    return Snapshot(now if at is None else at, _QUEUED.oldest(now), _HELD.oldest(now))
 
 
 def waiting_before(table_id: int, deadline: datetime, now: datetime) -> bool:
@@ -195,11 +203,16 @@ def publish(snapshot: Snapshot, process: str = _PROCESS) -> None:
         client.hset(REGISTER_KEY, process, snapshot.encode())
 
 
-def publishing() -> None:
-    """Start publishing this process's register (once per process; REDIS_URL set only).
-    Called as a process first serves a websocket (tablehub/frame_stamps.py)."""
+def publishing(loop: asyncio.AbstractEventLoop) -> None:
+    """Start publishing this process's register (once per process; REDIS_URL set only),
+    of frames read by ``loop``. Called as a loop first serves a websocket
+    (tablehub/frame_stamps.py)."""
     global _publisher
-    if not settings.REDIS_URL or _publisher is not None:
+    if not settings.REDIS_URL:
+        return
+    if loop not in _LOOPS:
+        _LOOPS.add(loop)
+    if _publisher is not None:
         return
     with _publisher_lock:
         if _publisher is None:
@@ -209,16 +222,40 @@ def publishing() -> None:
 
 
 def _publish_forever() -> None:
-    # A thread, not a task of the event loop: a loop busy with a burst must not delay the
-    # snapshots that let every other process's expiries go ahead.
+    # A thread, not a task of the event loop: it waits for the loops to come round, and a
+    # Redis write must not hold up a loop busy with a burst.
     while True:
         started = time.monotonic()
+        at = time.time()
         try:
-            publish(_mine(time.time()))
+            loops = [loop for loop in list(_LOOPS) if loop.is_running()]
+            if read_since(loops, at, SILENT_SECONDS / 2):
+                publish(_mine(time.time(), at))
         except redis.RedisError:
             log.warning("the receipts could not be published (pid %s)", os.getpid())
             time.sleep(SILENT_SECONDS / 2)
         time.sleep(max(PUBLISH_SECONDS - (time.monotonic() - started), 0.0))
+
+
+def read_since(loops: list[asyncio.AbstractEventLoop], at: float, timeout: float) -> bool:
+    """Whether each of these running loops has read every frame that reached the machine
+    before ``at`` (called just after ``at``): each comes round twice, within ``timeout``.
+    A loop's turn polls every socket, and a callback scheduled during a turn runs after
+    that turn's reads."""
+    if not loops:
+        return True
+    turns = threading.Semaphore(0)
+
+    def first_turn(loop: asyncio.AbstractEventLoop) -> None:
+        loop.call_soon(turns.release)
+
+    for loop in loops:
+        try:
+            loop.call_soon_threadsafe(first_turn, loop)
+        except RuntimeError:  # closed meanwhile: it reads nothing more
+            turns.release()
+    deadline = time.monotonic() + timeout
+    return all(turns.acquire(timeout=max(deadline - time.monotonic(), 0)) for _ in loops)
 
 
 def _unpublish() -> None:

@@ -16,9 +16,10 @@ from tablehub.frame_stamps import StampFrames
 from tablehub.origins import ExactOriginValidator
 from tablehub.program import check_at_start
 from tablehub.routing import websocket_urlpatterns
-from tablehub.socket_writes import install as send_frames_at_once
+from tablehub.sockets import install as stamp_and_send_at_once
 
-send_frames_at_once()  # the server's frames leave at once (tablehub/socket_writes.py)
+# Frames stamped with the kernel's receipt time, and sent at once (tablehub/sockets.py).
+stamp_and_send_at_once()
 
 application = ProtocolTypeRouter(
     {

@@ -1,14 +1,15 @@
-"""Receipt time at the socket: every websocket frame is stamped when the server reads it.
+"""Receipt time at the socket: every websocket frame is stamped with the time it arrived.
 
 Receipt time decides (rounds/receipts.py): a station's command is on time when its frame
 arrived at or before the step's deadline. Daphne reads a frame and puts it on its
 connection's application queue; the consumer takes it off when the event loop gets to that
 consumer, which in a burst is after every frame read before it, and after the replies and
 events being written meanwhile. A stamp taken by the consumer would count that wait against
-the player. So ``StampFrames`` stamps each frame where the server puts it on that queue
-(``STAMP``, the server's clock as epoch seconds), and registers a station's frame at once
-with its table as received (``receipts.queued``): the step's expiry waits for it while it
-waits in the queue.
+the player. So ``StampFrames`` stamps each frame where the server puts it on that queue,
+with the time its bytes reached the machine (``STAMP``, epoch seconds: the kernel's receipt
+time, tablehub/sockets.py; the server's clock where there is none), and registers a
+station's frame at once with its table as received (``receipts.queued``): the step's expiry
+waits for it while it waits in the queue.
 The consumer reads the stamp (``tablehub.consumers.TableConsumer``), registers the command
 for as long as it is handled (``receipts.holding``) and lets the queued registration go.
 
@@ -25,6 +26,7 @@ import time
 from typing import Any
 
 from rounds import receipts
+from tablehub import sockets
 
 STAMP = "tablehub.received_at"  # the server's clock when the frame was read, epoch seconds
 QUEUED = "tablehub.queued"  # the frame's registration with its table while it is queued
@@ -42,7 +44,7 @@ class StampFrames:
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> Any:
         queue = getattr(receive, "__self__", None)
         if scope.get("type") == "websocket" and isinstance(queue, asyncio.Queue):
-            receipts.publishing()  # other processes' expiries see this one's frames
+            receipts.publishing(asyncio.get_running_loop())  # for other processes' expiries
             match = STATION_PATH.match(scope.get("path", ""))
             _stamp_on_put(queue, int(match.group(1)) if match else None)
         return await self.app(scope, receive, send)
@@ -53,7 +55,7 @@ def _stamp_on_put(queue: asyncio.Queue, table_id: int | None) -> None:
 
     def put_stamped(message: Any) -> None:
         if isinstance(message, dict) and message.get("type") == "websocket.receive":
-            stamp = time.time()
+            stamp = sockets.receipt_time() or time.time()  # when it reached the machine
             message = {**message, STAMP: stamp}
             if table_id is not None:
                 message[QUEUED] = receipts.queued(table_id, stamp)

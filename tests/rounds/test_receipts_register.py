@@ -67,7 +67,7 @@ def test_a_command_another_process_is_handling_holds_the_expiry_until_it_is_done
 
 
 def test_frames_read_after_the_deadline_hold_nothing(register):
-    deadline = time.time()
+    deadline = moment(time.time()).timestamp()  # as a round's deadline: to the microsecond
     register("other", deadline + 0.02, queued={TABLE: deadline + 0.001}, held={TABLE: deadline})
     assert waiting(deadline, deadline + 0.03)  # the one received at the deadline is on time
     register("other", deadline + 0.04, queued={TABLE: deadline + 0.001})
