@@ -108,9 +108,9 @@ def move_station(station: Station, to_table_id: int, client_key: str) -> Table:
     """Move the station to another table of its stadium, with its credits, between rounds;
     the table it moved to. ``station`` is changed in place (its ``table``). Refused, having
     changed nothing: ``not_in_stadium`` (no such table in the station's stadium, or a
-    station of no stadium), ``same_table``, ``table_closed``, ``other_currency``,
-    ``name_taken`` (a station of its name is at that table) and ``bets_unsettled`` (a bet of
-    the station's on its table's open round)."""
+    station of no stadium), ``same_table``, ``table_closed``, ``other_jurisdiction``,
+    ``other_currency``, ``name_taken`` (a station of its name is at that table) and
+    ``bets_unsettled`` (a bet of the station's on its table's open round)."""
     target = Table.objects.filter(pk=to_table_id).first()
     if target is None or station.stadium_id is None or target.stadium_id != station.stadium_id:
         raise EngineError(
@@ -120,6 +120,13 @@ def move_station(station: Station, to_table_id: int, client_key: str) -> Table:
         raise EngineError("the station is at that table already", code="same_table")
     if not target.is_open:
         raise EngineError(f"table {target.pk} is closed", code="table_closed")
+    if target.jurisdiction_id != station.table.jurisdiction_id:
+        # The player's session, limits and protection follow the jurisdiction's rules: a
+        # move must not carry them to a table that plays under other ones.
+        raise EngineError(
+            f"table {target.pk} plays under another jurisdiction than the station's table",
+            code="other_jurisdiction",
+        )
     if target.currency != station.table.currency:
         raise EngineError(
             f"table {target.pk} plays in {target.currency}, the station's credits are in "

@@ -219,7 +219,9 @@ def test_a_station_of_no_stadium_cannot_move(tables):
     refused(lone, tables[1].pk, "not_in_stadium")
 
 
-def test_a_move_onto_a_station_of_the_same_name_or_another_currency_is_refused(tables, s1):
+def test_a_move_onto_a_station_of_the_same_name_another_currency_or_jurisdiction_is_refused(
+    tables, s1
+):
     a, b = tables
     Station.objects.create(table=b, name="s1")
     refused(s1, b.pk, "name_taken")
@@ -227,6 +229,9 @@ def test_a_move_onto_a_station_of_the_same_name_or_another_currency_is_refused(t
         name="E", jurisdiction=a.jurisdiction, stadium=a.stadium, is_open=True, currency="EUR"
     )
     refused(s1, euro.pk, "other_currency")
+    nevada = Jurisdiction.objects.create(code="nv", name="Nevada")
+    other = Table.objects.create(name="N", jurisdiction=nevada, stadium=a.stadium, is_open=True)
+    refused(s1, other.pk, "other_jurisdiction")
 
 
 def test_a_seated_station_gets_up_when_it_moves_and_the_lobby_shows_seat_mode(tables, s1):

@@ -183,9 +183,11 @@ async def test_move_table_refusals_have_their_codes_and_change_nothing(floor):
             name="F", jurisdiction=a.jurisdiction, stadium=stadium, is_open=True
         )
         Station.objects.create(table=taken, name="s1")
-        return elsewhere, closed, euro, taken
+        nevada = Jurisdiction.objects.create(code="nv", name="Nevada")
+        ruled = Table.objects.create(name="G", jurisdiction=nevada, stadium=stadium, is_open=True)
+        return elsewhere, closed, euro, taken, ruled
 
-    elsewhere, closed, euro, taken = await database_sync_to_async(other_tables)()
+    elsewhere, closed, euro, taken, ruled = await database_sync_to_async(other_tables)()
     ws, frames, _ = await join(a)
     before = await database_sync_to_async(books)()
     cases = [
@@ -194,6 +196,7 @@ async def test_move_table_refusals_have_their_codes_and_change_nothing(floor):
         (a.pk, "same_table"),
         (closed.pk, "table_closed"),
         (euro.pk, "other_currency"),
+        (ruled.pk, "other_jurisdiction"),
         (taken.pk, "name_taken"),
     ]
     for n, (table_id, code) in enumerate(cases):

@@ -67,6 +67,7 @@ export const PLAYER_ERRORS = {
   not_in_stadium: gettext("This station cannot move to that table."),
   same_table: gettext("You are at that table already."),
   table_closed: gettext("That table is closed: choose another one."),
+  other_jurisdiction: gettext("That table plays under other rules: your credits cannot move there."),
   other_currency: gettext("That table plays in another currency: your credits cannot move there."),
   name_taken: gettext("A station of the same name plays at that table: please call an attendant."),
   bets_unsettled: gettext("You can move to another table once your bets are settled."),
