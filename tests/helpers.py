@@ -1,5 +1,6 @@
-"""Helpers for tests: staff users in their role groups, and rounds played through the real
-services (bets as the stations place them, cards and decisions through the round writer)."""
+"""Helpers for tests: staff users in their role groups, rounds played through the real
+services (bets as the stations place them, cards and decisions through the round writer),
+and the closing of the consumers' database connection after a websocket test."""
 
 from __future__ import annotations
 
@@ -7,7 +8,10 @@ import importlib
 from collections.abc import Sequence
 from decimal import Decimal
 
+import pytest
+from channels.db import database_sync_to_async
 from django.contrib.auth.models import Group, Permission, User
+from django.db import connections
 
 from rounds import writer
 from rounds.engine import CardDrawn, Decision, parse_card
@@ -18,6 +22,15 @@ from tablehub import roles
 from tablehub.models import Table
 
 STAFF_ROLES = (roles.FLOOR_MANAGER, roles.AUDITOR)  # the roles that use the admin
+
+
+@pytest.fixture(autouse=True)
+async def consumers_connection_closed():
+    """Imported into a test module (autouse), closes after each of its tests the database
+    connection of asgiref's sync thread, where the consumers under test did their database
+    work, so that the test database can be dropped afterwards."""
+    yield
+    await database_sync_to_async(connections.close_all)()
 
 
 # The data migrations that give the role groups their permissions, in order.

@@ -16,9 +16,8 @@ from decimal import Decimal
 
 import pytest
 import websockets
-from channels.db import database_sync_to_async
 from django.conf import settings
-from django.db import connection, connections
+from django.db import connection
 from django.utils import timezone
 from websockets.typing import Origin
 
@@ -29,6 +28,7 @@ from stations.commands import place_bets
 from stations.models import Station
 from stations.services import cash_in
 from tablehub.models import Jurisdiction, Table, TableConfig
+from tests.helpers import consumers_connection_closed  # noqa: F401 (autouse, see there)
 
 STATIONS = 300
 DECISION_SECONDS = 4  # time for every station to be prompted before the window opens
@@ -36,14 +36,6 @@ WINDOW = 0.300  # every station answers in the last 300 ms
 MARGIN = 0.100  # ... and at least 100 ms before it: 300 clients share this 2-core machine
 # with the server, and a client's own wake-up can come some 50 ms late
 ORIGIN = Origin("http://127.0.0.1")
-
-
-@pytest.fixture(autouse=True)
-async def _close_the_servers_connection():
-    """The server's database work runs in asgiref's sync thread; close its connection so
-    the test database can be dropped afterwards."""
-    yield
-    await database_sync_to_async(connections.close_all)()
 
 
 @pytest.fixture

@@ -9,7 +9,6 @@ import pytest
 from channels.db import database_sync_to_async
 from channels.testing import WebsocketCommunicator
 from django.contrib.auth.models import Group, User
-from django.db import connections
 from django.test import Client
 
 from payouts import ledger
@@ -19,17 +18,15 @@ from stations.services import cash_in
 from tablehub import roles
 from tablehub.asgi import application
 from tablehub.models import Jurisdiction, Table, TableConfig
-from tests.helpers import ask, drain
+from tests.helpers import (
+    ask,
+    consumers_connection_closed,  # noqa: F401 (autouse, see there)
+    drain,
+)
 
 ORIGIN = [(b"origin", b"http://127.0.0.1")]
 SUPERVISOR = {"username": "boss", "password": "boss-pw"}
 db = database_sync_to_async
-
-
-@pytest.fixture(autouse=True)
-async def _close_the_consumers_connection():
-    yield
-    await database_sync_to_async(connections.close_all)()
 
 
 @pytest.fixture

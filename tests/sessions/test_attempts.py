@@ -11,11 +11,13 @@ import pytest
 from channels.db import database_sync_to_async
 from channels.testing import WebsocketCommunicator
 from django.contrib.auth.models import User
-from django.db import connections
 
 from tablehub.asgi import application
 from tablehub.models import Jurisdiction
 from tests.fuzz.support import ORIGIN, make_table, next_reply
+from tests.helpers import consumers_connection_closed  # noqa: F401 (autouse, see there)
+
+pytestmark = pytest.mark.django_db(transaction=True)
 
 db = database_sync_to_async
 CREDENTIAL_SECONDS = 4
@@ -30,12 +32,6 @@ def small_limits(settings):
         "address_seconds": 60,
     }
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
-
-
-@pytest.fixture(autouse=True)
-async def _close_the_consumers_connection(transactional_db):
-    yield
-    await database_sync_to_async(connections.close_all)()
 
 
 @pytest.fixture

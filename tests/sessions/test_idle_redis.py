@@ -13,20 +13,14 @@ import pytest
 from channels.db import database_sync_to_async
 from channels.layers import get_channel_layer
 from channels_redis.core import RedisChannelLayer
-from django.db import connections
 
 from tablehub.models import Jurisdiction
 from tests.fuzz.support import join, make_table, next_reply
+from tests.helpers import consumers_connection_closed  # noqa: F401 (autouse, see there)
 
-pytestmark = pytest.mark.services
+pytestmark = [pytest.mark.services, pytest.mark.django_db(transaction=True)]
 
 IDLE_SECONDS = 60
-
-
-@pytest.fixture(autouse=True)
-async def _close_the_consumers_connection(transactional_db):
-    yield
-    await database_sync_to_async(connections.close_all)()
 
 
 async def test_an_idle_station_socket_stays_open_for_a_minute(redis_url):

@@ -14,7 +14,6 @@ from channels.db import database_sync_to_async
 from channels.testing import WebsocketCommunicator
 from django.contrib.auth.models import Group, User
 from django.contrib.sessions.models import Session
-from django.db import connections
 from django.test import Client
 
 from rounds import writer
@@ -25,15 +24,14 @@ from tablehub.asgi import application
 from tablehub.models import Jurisdiction, Table
 from tablehub.tokens import hash_token
 from tests.fuzz.support import ORIGIN, join, make_table, next_reply
-from tests.helpers import ensure_role_permissions
+from tests.helpers import (
+    consumers_connection_closed,  # noqa: F401 (autouse, see there)
+    ensure_role_permissions,
+)
+
+pytestmark = pytest.mark.django_db(transaction=True)
 
 db = database_sync_to_async
-
-
-@pytest.fixture(autouse=True)
-async def _close_the_consumers_connection(transactional_db):
-    yield
-    await database_sync_to_async(connections.close_all)()
 
 
 @pytest.fixture(autouse=True)

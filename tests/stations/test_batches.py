@@ -11,7 +11,7 @@ from decimal import Decimal
 import pytest
 from channels.db import database_sync_to_async
 from channels.layers import get_channel_layer
-from django.db import connection, connections
+from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
@@ -22,6 +22,7 @@ from stations import batches, commands
 from stations.models import Station, StationCommand
 from tablehub import broadcast
 from tablehub.fanout import PUBLIC, STATION, table_group
+from tests.helpers import consumers_connection_closed  # noqa: F401 (autouse, see there)
 from tests.stations.test_receipt_time import (  # the same table: twelve stations on box 1
     STATIONS,
     HeldBack,
@@ -37,12 +38,6 @@ def table(transactional_db):
     """The receipt-time tests' table, with a decision timer that no join or held-back write
     of these tests outlasts on a loaded machine (none of them is about the deadline)."""
     return make_table(25)  # the jurisdiction's longest
-
-
-@pytest.fixture(autouse=True)
-async def _close_the_consumers_connection():
-    yield
-    await database_sync_to_async(connections.close_all)()
 
 
 @pytest.mark.django_db(transaction=True)

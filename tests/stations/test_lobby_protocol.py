@@ -11,7 +11,6 @@ from decimal import Decimal
 import pytest
 from channels.db import database_sync_to_async
 from channels.testing import WebsocketCommunicator
-from django.db import connections
 
 from payouts import ledger
 from payouts.models import LedgerEntry
@@ -21,16 +20,13 @@ from stations.models import Station
 from stations.services import cash_in
 from tablehub.asgi import application
 from tablehub.models import Jurisdiction, Stadium, Table, TableConfig
-from tests.helpers import ask
+from tests.helpers import (
+    ask,
+    consumers_connection_closed,  # noqa: F401 (autouse, see there)
+)
 from tests.test_protocol_contract import STATION_FRAME, STATION_MESSAGE, assert_valid
 
 ORIGIN = [(b"origin", b"http://127.0.0.1")]
-
-
-@pytest.fixture(autouse=True)
-async def _close_the_consumers_connection():
-    yield
-    await database_sync_to_async(connections.close_all)()
 
 
 @pytest.fixture

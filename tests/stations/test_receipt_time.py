@@ -15,7 +15,7 @@ from decimal import Decimal
 import pytest
 from channels.db import database_sync_to_async
 from channels.testing import WebsocketCommunicator
-from django.db import connection, connections
+from django.db import connection
 from django.utils import timezone
 
 from rounds import receipts, writer
@@ -26,17 +26,14 @@ from stations.models import Station
 from stations.services import cash_in
 from tablehub.asgi import application
 from tablehub.models import Jurisdiction, Table, TableConfig
-from tests.helpers import ask
+from tests.helpers import (
+    ask,
+    consumers_connection_closed,  # noqa: F401 (autouse, see there)
+)
 
 ORIGIN = [(b"origin", b"http://127.0.0.1")]
 STATIONS = 12
 DECISION_SECONDS = 3  # the joins and the held-back sends fit well inside it
-
-
-@pytest.fixture(autouse=True)
-async def _close_the_consumers_connection():
-    yield
-    await database_sync_to_async(connections.close_all)()
 
 
 @pytest.fixture

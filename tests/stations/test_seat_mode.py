@@ -8,7 +8,6 @@ from __future__ import annotations
 import pytest
 from channels.db import database_sync_to_async
 from channels.testing import WebsocketCommunicator
-from django.db import connections
 
 from payouts.specials.defaults import default_paytable_rows
 from rounds import writer
@@ -19,16 +18,14 @@ from stations.models import Station, TableSeat
 from stations.services import cash_in
 from tablehub.asgi import application
 from tablehub.models import Jurisdiction, Play, Table, TableConfig
-from tests.helpers import ask, drain
+from tests.helpers import (
+    ask,
+    consumers_connection_closed,  # noqa: F401 (autouse, see there)
+    drain,
+)
 from tests.test_protocol_contract import STATION_FRAME
 
 ORIGIN = [(b"origin", b"http://127.0.0.1")]
-
-
-@pytest.fixture(autouse=True)
-async def _close_the_consumers_connection():
-    yield
-    await database_sync_to_async(connections.close_all)()
 
 
 @pytest.fixture

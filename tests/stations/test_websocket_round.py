@@ -10,7 +10,6 @@ import json
 import pytest
 from channels.db import database_sync_to_async
 from channels.testing import WebsocketCommunicator
-from django.db import connections
 
 from rounds import writer
 from rounds.engine import RuleSet
@@ -19,17 +18,13 @@ from stations.models import Station
 from stations.services import cash_in
 from tablehub.asgi import application
 from tablehub.models import Jurisdiction, Table, TableConfig
-from tests.helpers import ask, drain
+from tests.helpers import (
+    ask,
+    consumers_connection_closed,  # noqa: F401 (autouse, see there)
+    drain,
+)
 
 ORIGIN = [(b"origin", b"http://127.0.0.1")]
-
-
-@pytest.fixture(autouse=True)
-async def _close_the_consumers_connection():
-    """The consumers' database work runs in asgiref's sync thread; close its connection so
-    the test database can be dropped afterwards."""
-    yield
-    await database_sync_to_async(connections.close_all)()
 
 
 @pytest.fixture
