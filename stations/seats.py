@@ -21,9 +21,11 @@ from typing import Any
 from django.db import IntegrityError, transaction
 
 from rounds import writer
+from rounds.engine import Bet as EngineBet
 from rounds.engine import EngineError, Notice, SeatLeft
 from rounds.engine.money import fmt
 from rounds.models import Bet, Round
+from rounds.seats import seating_of
 from stations.models import Station, TableSeat
 from tablehub import broadcast
 from tablehub.models import Play, Table, TableConfig
@@ -87,44 +89,24 @@ def set_follow(station: Station, follow: bool) -> None:
 
 def check_bet(station: Station, round: Round, totals: dict[tuple[int, str], Decimal]) -> None:
     """A station's bets on a seat-mode round: on its own seat, or behind a seated one (a
-    main bet, a special bet the jurisdiction allows behind), within the cap behind a seat."""
-    config = round.config
-    if not is_seat_mode(config):
+    main bet, a special bet the jurisdiction allows behind), within the cap behind a seat,
+    counting the other stations' bets behind it. The seating's own check, as at the close
+    of bets (rounds/seats.py), but for the seat's main bet, which may still come."""
+    seating = seating_of(round)
+    if seating is None:
         return
-    seats = seats_of(round.table_id)
-    allowed = set(round.table.jurisdiction.special_bets_behind or [])
-    behind: dict[int, Decimal] = {}
-    for (box, code), stake in sorted(totals.items()):
-        owner = seats.get(str(box))
-        if owner is None:
-            raise EngineError(
-                f"seat {box} is empty: nobody sits there", station.name, box, code="empty_seat"
-            )
-        if owner == station.name:
-            continue
-        if code != "main" and code not in allowed:
-            raise EngineError(
-                f"{code} may not be bet behind a seat here",
-                station.name,
-                box,
-                code="not_allowed_behind",
-            )
-        behind[box] = behind.get(box, Decimal(0)) + stake
-    cap = config.behind_cap
-    if cap is None or not behind:
-        return
-    for bet in writer.bets_on_boxes(round, behind):
-        if bet.station_id != station.pk and seats.get(str(bet.box)) != bet.station.name:
-            behind[bet.box] += bet.stake
-    for box, total in sorted(behind.items()):
-        if total > cap:
-            raise EngineError(
-                f"the stakes behind seat {box} would come to {fmt(total)}, above the cap "
-                f"{fmt(cap)}",
-                station.name,
-                box,
-                code="behind_cap",
-            )
+    mine = [
+        EngineBet(station.name, box, code, stake) for (box, code), stake in sorted(totals.items())
+    ]
+    others = []
+    if seating.behind_cap is not None:
+        boxes = {box for (box, _code) in totals}
+        others = [
+            EngineBet(b.station.name, b.box, b.code, b.stake)
+            for b in writer.bets_on_boxes(round, boxes)
+            if b.station_id != station.pk
+        ]
+    seating.check(mine, placing=True, others=others)
 
 
 def seating_state(station: Station, config: TableConfig | None) -> dict[str, Any] | None:

@@ -41,13 +41,19 @@ class Seating:
         """Whether a bet of ``station`` on ``box`` is a bet behind the seat."""
         return self.seats.get(box) not in (None, station)
 
-    def check(self, bets: Iterable[PlacedBet]) -> None:
-        """Refuse bets that seat mode does not allow (EngineError naming station and box)."""
+    def check(
+        self, bets: Iterable[PlacedBet], *, placing: bool = False, others: Iterable[PlacedBet] = ()
+    ) -> None:
+        """Refuse bets that seat mode does not allow (EngineError naming station and box):
+        at the close of bets, every bet of the round; ``placing``, one station's bets as it
+        places them, with ``others``, the other stations' bets on those seats, which count
+        towards the cap behind a seat only (a seat's own main bet may still come)."""
         bets = list(bets)
         seat_bets = {
             b.box for b in bets if b.code == "main" and not self.is_behind(b.station, b.box)
         }
         behind: defaultdict[int, Decimal] = defaultdict(Decimal)
+        placer = bets[0].station if placing and bets else None
         for bet in bets:
             if bet.box not in self.seats:
                 raise EngineError(
@@ -65,7 +71,7 @@ class Seating:
                     bet.box,
                     code="not_allowed_behind",
                 )
-            if bet.box not in seat_bets:
+            if bet.box not in seat_bets and not placing:
                 raise EngineError(
                     f"seat {bet.box} has no main bet to bet behind",
                     bet.station,
@@ -73,12 +79,19 @@ class Seating:
                     code="no_seat_bet",
                 )
             behind[bet.box] += bet.stake
+        if self.behind_cap is None:
+            return
+        for other in others:
+            if other.box in behind and self.is_behind(other.station, other.box):
+                behind[other.box] += other.stake
         for box, total in sorted(behind.items()):
-            if self.behind_cap is not None and total > self.behind_cap:
+            if total > self.behind_cap:
+                come = "would come" if placing else "come"
                 raise EngineError(
-                    f"the stakes behind seat {box} come to {fmt(total)}, above the cap "
+                    f"the stakes behind seat {box} {come} to {fmt(total)}, above the cap "
                     f"{fmt(self.behind_cap)}",
-                    box=box,
+                    placer,  # at the close, every station behind that seat
+                    box,
                     code="behind_cap",
                 )
 
