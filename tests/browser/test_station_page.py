@@ -13,6 +13,7 @@ import re
 
 import pytest
 from django.core.cache import cache
+from django.utils import timezone
 
 from croupier.services import current_shoe, scan
 from rounds import writer
@@ -165,6 +166,23 @@ def test_a_station_joins_bets_and_plays_a_round(server, demo, station_page):
     expect(tablet.locator("#dealer-total")).to_have_text("22, bust")
     expect(tablet.locator("#last-bet")).to_have_text("–")
     screenshot(tablet, "station-s2-portrait")
+
+
+def test_the_countdown_keeps_the_servers_clock_from_a_ping(server, demo, station_page):
+    """The device's clock is a minute fast: the page takes the server's time from a ping
+    (less half its round trip, docs/protocol.md) and counts down to the deadline on it."""
+    page = station_page()
+    page.add_init_script("{ const real = Date.now; Date.now = () => real() + 60000; }")
+    page.goto(url(server, demo, fragment=f"#credential={demo.station_credentials['s1']}"))
+    expect(page.locator("#connection")).to_have_text("Connected")
+    trip = re.compile(r"^\d+(\.\d+)?$")  # milliseconds
+    expect(page.locator("#timer")).to_have_attribute("data-round-trip", trip)
+    round = writer.open_round(demo.table)
+    expect(page.locator("#phase")).to_have_text("Place your bets", timeout=10_000)
+    expect(page.get_by_role("timer")).to_contain_text(re.compile(r"\b\d+ s"))
+    shown = int(page.locator("#timer-value").inner_text().split()[0])
+    left = (round.deadline - timezone.now()).total_seconds()
+    assert left - 1.5 <= shown <= left + 1.5, (shown, left)
 
 
 def test_the_page_asks_for_the_credential_and_reconnects(server, demo, station_page):

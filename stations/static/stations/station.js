@@ -269,6 +269,10 @@ function onFrame(frame) {
     onJoin(frame);
     return;
   }
+  if (frame.client_id === pingId && pingId !== null) {
+    onPing(frame);
+    return;
+  }
   const command = pending.get(frame.client_id);
   pending.delete(frame.client_id);
   root.dispatchEvent(new CustomEvent("station:reply", { detail: { command, frame } })); // protection.js
@@ -338,6 +342,37 @@ function onJoin(frame) {
     // unanswered before the drop: sent again with the same client_id, never applied twice
     socket.send(JSON.stringify(command));
   });
+  roundTrip = null; // a new connection: its own latency
+  ping();
+}
+
+// --- the server's clock -----------------------------------------------------------------
+// The countdown is the server's: the server's time from a ping, less half its round trip,
+// as docs/protocol.md advises (an event's server_time arrives as late as the event, which
+// at a busy table is a tenth of a second), kept from the ping with the shortest round trip
+// of the connection. An answer counts when it reaches the server, so the countdown ends
+// half a round trip before the deadline.
+const PING_MS = 30000;
+let pingId = null;
+let pingSent = 0;
+let roundTrip = null; // ms, the shortest of this connection's pings
+
+function ping() {
+  if (!joined || !socket || socket.readyState !== WebSocket.OPEN) return;
+  pingId = nextId();
+  pingSent = Date.now();
+  socket.send(JSON.stringify({ type: "ping", client_id: pingId }));
+}
+
+function onPing(frame) {
+  const trip = Date.now() - pingSent;
+  pingId = null;
+  if (!frame.ok || !frame.server_time) return;
+  if (roundTrip === null || trip <= roundTrip) {
+    roundTrip = trip;
+    clockOffset = Date.parse(frame.server_time) - (pingSent + trip / 2);
+    $("timer").dataset.roundTrip = String(trip);
+  }
 }
 
 // The station moved to another table of its stadium (docs/protocol.md, "Stadium lobby"):
@@ -422,7 +457,9 @@ function applyState(next) {
   }
   state = next;
   current = { seq: next.round ? seqOf(next.round.last_event_id) : 0, last: null };
-  if (next.server_time) clockOffset = Date.parse(next.server_time) - Date.now();
+  if (next.server_time && roundTrip === null) {
+    clockOffset = Date.parse(next.server_time) - Date.now(); // until a ping tells better
+  }
   render();
   toldCorrection();
   // Modules of their own (protection.js) draw from the state too.
@@ -495,7 +532,9 @@ function toldCorrection() {
 function onTableNews(event, round) {
   if (event.type === "betting_restarted" && state?.round && round === state.round.id) {
     state.round.deadline = event.deadline; // count down to the new deadline, never to 0
-    if (event.server_time) clockOffset = Date.parse(event.server_time) - Date.now();
+    if (event.server_time && roundTrip === null) {
+      clockOffset = Date.parse(event.server_time) - Date.now();
+    }
   }
   tellNotice(tableNotice(event, formatMoney, roundName, clockOffset));
   if (event.type === "refunded" || event.type === "table_status") requestState();
@@ -1511,7 +1550,11 @@ function tick() {
     if (value.textContent !== "–") value.textContent = "–";
     return;
   }
-  const left = Math.max(0, Math.ceil((Date.parse(deadline) - (Date.now() + clockOffset)) / 1000));
+  const early = roundTrip === null ? 0 : roundTrip / 2; // the answer's way to the server
+  const left = Math.max(
+    0,
+    Math.ceil((Date.parse(deadline) - early - (Date.now() + clockOffset)) / 1000),
+  );
   const text = format(gettext("%(seconds)s s"), { seconds: left });
   timer.dataset.active = "true";
   timer.dataset.urgent = left <= 5 ? "true" : "false";
@@ -1613,6 +1656,7 @@ function start() {
   });
 
   setInterval(tick, 250);
+  setInterval(ping, PING_MS);
   // No polling: a new round announces itself (a "phase": "betting" event of a newer round).
 
   credentialFromFragment();
