@@ -28,7 +28,7 @@ from typing import Any
 from rounds import receipts
 from tablehub import sockets
 
-STAMP = "tablehub.received_at"  # the server's clock when the frame was read, epoch seconds
+STAMP = "tablehub.received_at"  # when the frame reached the machine, epoch seconds
 QUEUED = "tablehub.queued"  # the frame's registration with its table while it is queued
 # Only a station's commands are judged by receipt time: a card reader's or a tablet's frame
 # is not registered, so its own late input may still apply the step's expiry first.
