@@ -70,6 +70,21 @@ def server(transactional_db, settings) -> str:
 
 
 @pytest.fixture
+def played_by_the_test(server, settings) -> Iterator[None]:
+    """The test plays every step itself: no timer may time out a step on a slow machine,
+    answer for a seat, or fire from a thread of this process after the test's database is
+    gone (deadlines are still set, and shown). The cache (dealer outcomes by round) is
+    emptied before and after: the database is new for each test."""
+    # Local: this conftest loads before Django is set up.
+    from django.core.cache import cache
+
+    settings.TABLEHUB_TIMERS = "none"
+    cache.clear()
+    yield
+    cache.clear()
+
+
+@pytest.fixture
 def demo(server):
     """The demo table, as the README's run command sets it up (short timers for tests)."""
     from tablehub.demo import ensure_demo_table

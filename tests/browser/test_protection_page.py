@@ -11,7 +11,6 @@ from datetime import timedelta
 from decimal import Decimal
 
 import pytest
-from django.core.cache import cache
 from django.utils import timezone
 
 from payouts.models import LedgerEntry
@@ -29,13 +28,7 @@ expect = pytest.importorskip("playwright.sync_api").expect
 SIZES = {"phone": {"width": 390, "height": 844}, "kiosk": {"width": 1920, "height": 1080}}
 
 
-@pytest.fixture(autouse=True)
-def _no_timers(server, settings):
-    """The test plays every step itself (as tests/browser/test_station_page.py does)."""
-    settings.TABLEHUB_TIMERS = "none"
-    cache.clear()
-    yield
-    cache.clear()
+pytestmark = pytest.mark.usefixtures("played_by_the_test")  # tests/browser/conftest.py
 
 
 def in_view(page, selector: str) -> bool:

@@ -19,7 +19,6 @@ import time
 from decimal import Decimal
 
 import pytest
-from django.core.cache import cache
 
 from payouts import ledger
 from rounds import writer
@@ -38,13 +37,7 @@ from tests.browser.test_two_languages import page_in  # noqa: F401 (a fixture)
 expect = pytest.importorskip("playwright.sync_api").expect
 
 
-@pytest.fixture(autouse=True)
-def _quiet(server, settings):
-    """The test plays every step itself: no timer answers for a seat."""
-    settings.TABLEHUB_TIMERS = "none"
-    cache.clear()
-    yield
-    cache.clear()
+pytestmark = pytest.mark.usefixtures("played_by_the_test")  # tests/browser/conftest.py
 
 
 @pytest.fixture

@@ -11,7 +11,6 @@ docs/screenshots/ too (listed in its README.md).
 from __future__ import annotations
 
 import pytest
-from django.core.cache import cache
 
 from croupier.services import current_shoe, scan
 from rounds import writer
@@ -30,12 +29,7 @@ LAYOUTS = {
 TARGET = 44  # px: a finger's size
 
 
-@pytest.fixture(autouse=True)
-def _quiet(server, settings):
-    settings.TABLEHUB_TIMERS = "none"  # the test plays every step itself
-    cache.clear()
-    yield
-    cache.clear()
+pytestmark = pytest.mark.usefixtures("played_by_the_test")  # tests/browser/conftest.py
 
 
 def serious_violations(page) -> list[str]:

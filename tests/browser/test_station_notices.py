@@ -10,7 +10,6 @@ from __future__ import annotations
 import re
 
 import pytest
-from django.core.cache import cache
 
 from croupier import tablet
 from croupier.services import current_shoe, scan
@@ -26,12 +25,7 @@ expect = pytest.importorskip("playwright.sync_api").expect
 PHONE = {"width": 390, "height": 844}
 
 
-@pytest.fixture(autouse=True)
-def _quiet(server, settings):
-    settings.TABLEHUB_TIMERS = "none"  # the test fires every step itself
-    cache.clear()
-    yield
-    cache.clear()
+pytestmark = pytest.mark.usefixtures("played_by_the_test")  # tests/browser/conftest.py
 
 
 def shot(page, name: str) -> None:

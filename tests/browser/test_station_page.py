@@ -12,7 +12,6 @@ from __future__ import annotations
 import re
 
 import pytest
-from django.core.cache import cache
 from django.utils import timezone
 
 from croupier.services import current_shoe, scan
@@ -27,19 +26,7 @@ DECISIONS = ["Hit", "Stand", "Double", "Split", "Surrender", "Insurance", "No in
 PORTRAIT = {"width": 800, "height": 1280}
 
 
-@pytest.fixture(autouse=True)
-def _empty_cache():
-    cache.clear()  # dealer outcomes are cached by round; the database is new for each test
-    yield
-    cache.clear()
-
-
-@pytest.fixture(autouse=True)
-def _no_timers(server, settings):
-    """The test plays every step itself: no timer may time out a step on a slow machine, or
-    fire from a thread of this process after the test's database is gone. Deadlines are
-    still set, and shown."""
-    settings.TABLEHUB_TIMERS = "none"
+pytestmark = pytest.mark.usefixtures("played_by_the_test")  # tests/browser/conftest.py
 
 
 def url(server, demo, station="s1", fragment=""):

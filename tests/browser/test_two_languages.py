@@ -7,7 +7,6 @@ speaks Spanish to an English browser. Screenshots as the other browser tests kee
 from __future__ import annotations
 
 import pytest
-from django.core.cache import cache
 
 from croupier import tablet
 from stations.models import Station
@@ -18,12 +17,7 @@ from tests.browser.test_station_layouts import LAYOUTS, sideways, small_targets
 expect = pytest.importorskip("playwright.sync_api").expect
 
 
-@pytest.fixture(autouse=True)
-def _quiet(server, settings):
-    settings.TABLEHUB_TIMERS = "none"  # the test fires every step itself
-    cache.clear()
-    yield
-    cache.clear()
+pytestmark = pytest.mark.usefixtures("played_by_the_test")  # tests/browser/conftest.py
 
 
 @pytest.fixture
