@@ -97,6 +97,34 @@ def rss_kib(pid: int) -> int:
     raise RuntimeError(f"process {pid} has no VmRSS")
 
 
+def cpu_seconds(pids: list[int]) -> tuple[float, float]:
+    """The CPU time the processes ``pids`` have used so far (Linux): their main threads (the
+    event loops) and their other threads (the database threads, the register's publisher)."""
+    tick = os.sysconf("SC_CLK_TCK")
+    main = other = 0.0
+    for pid in pids:
+        for tid in os.listdir(f"/proc/{pid}/task"):
+            try:
+                with open(f"/proc/{pid}/task/{tid}/stat") as stat:
+                    fields = stat.read().rpartition(")")[2].split()
+            except FileNotFoundError:  # the thread ended meanwhile
+                continue
+            used = (int(fields[11]) + int(fields[12])) / tick  # utime, stime
+            if int(tid) == pid:
+                main += used
+            else:
+                other += used
+    return main, other
+
+
+def cpu_line(before: tuple[float, float], after: tuple[float, float], messages: int) -> str:
+    loop, other = ((b - a) * 1000 / messages for a, b in zip(before, after, strict=True))
+    return (
+        f"server CPU per message: {loop + other:.2f} ms ({loop:.2f} ms event loop,"
+        f" {other:.2f} ms other threads: the database's)"
+    )
+
+
 def epoch(iso: str) -> float:
     return datetime.fromisoformat(iso).timestamp()
 
@@ -506,7 +534,9 @@ async def measure(
     # Round 1: the bet burst, the scans, the deal and the decision burst.
     round_id = await sync_to_async(new_round)(table_id)
     bet = {"type": "place", "client_id": "b", "box": 1, "amount": "10"}
+    cpu = cpu_seconds(server_pids)
     result["bets"] = await burst(stations, bet, slow)
+    result["bets_cpu"] = cpu_line(cpu, cpu_seconds(server_pids), n)
     await sync_to_async(close_betting)(round_id)
 
     shoe = await websockets.connect(f"{url}/shoe/", origin=origin, max_queue=None)
@@ -549,7 +579,9 @@ async def measure(
     for station in stations:
         await station.next(lambda f: f.get("event", {}).get("type") == "prompt", slow)
     decide = {"type": "decide", "client_id": "d", "action": "stand"}
+    cpu = cpu_seconds(server_pids)
     result["decisions"] = await burst(stations, decide, slow)
+    result["decisions_cpu"] = cpu_line(cpu, cpu_seconds(server_pids), n)
     phase = await sync_to_async(wait_until_ended)(round_id, slow)
     if phase != "settled":
         raise RuntimeError(f"round {round_id} is {phase} after every station stood")
@@ -769,7 +801,7 @@ def run(n: int, options: Options, env: dict[str, str], timers: str) -> None:
     if "bets" in options.modes:
         latencies, refused = result["bets"]
         print(f"  {summary('bet sent -> reply, all stations at once', latencies)}")
-        print(f"    {refusals(refused)}")
+        print(f"    {refusals(refused)}; {result['bets_cpu']}")
     if "fanout" in options.modes:
         ours, reference = result["fanout"], result["reference"]
         print(f"  fan-out ({options.scans} scans each, taking turns)")
@@ -783,7 +815,7 @@ def run(n: int, options: Options, env: dict[str, str], timers: str) -> None:
     if "decisions" in options.modes:
         latencies, refused = result["decisions"]
         print("  " + summary("decision sent -> reply, all stations at once", latencies))
-        print(f"    {refusals(refused)}")
+        print(f"    {refusals(refused)}; {result['decisions_cpu']}")
     if "deadline" in options.modes:
         offset, rtt = result["clock"]
         print(
