@@ -12,6 +12,7 @@ django_asgi_app = get_asgi_application()
 
 from channels.routing import ProtocolTypeRouter, URLRouter
 
+from tablehub.direct_send import DirectSend
 from tablehub.frame_stamps import StampFrames
 from tablehub.origins import ExactOriginValidator
 from tablehub.program import check_at_start
@@ -27,9 +28,12 @@ application = ProtocolTypeRouter(
         # types-channels wants its own URLPattern subtype, which django-stubs' path() does
         # not return.
         # The Origin must be one of ALLOWED_ORIGINS: scheme, host and port (tablehub/origins.py).
-        # Every frame is stamped as the server reads it (tablehub/frame_stamps.py).
-        "websocket": StampFrames(
-            ExactOriginValidator(URLRouter(websocket_urlpatterns))  # type: ignore[arg-type]
+        # Every frame is stamped as the server reads it (tablehub/frame_stamps.py), and
+        # written straight to the connection where it can be (tablehub/direct_send.py).
+        "websocket": DirectSend(
+            StampFrames(
+                ExactOriginValidator(URLRouter(websocket_urlpatterns))  # type: ignore[arg-type]
+            )
         ),
     }
 )

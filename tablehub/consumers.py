@@ -17,7 +17,9 @@ Two costs of channels' defaults matter when one card goes to hundreds of station
   goes through ``database_sync_to_async``, which does that cleanup itself, so it is skipped;
 * an event is encoded to JSON once, by ``tablehub.broadcast``, and carried once per server
   process: the process's table hub (tablehub/fanout.py) writes the text to each socket, with
-  no channel-layer message, queue or dispatch per station.
+  no channel-layer message, queue or dispatch per station;
+* a frame is written straight to daphne's connection where it allows it, past channels',
+  daphne's and autobahn's layers of sending (tablehub/direct_send.py): replies and events.
 """
 
 from __future__ import annotations
@@ -33,7 +35,7 @@ from channels.generic.websocket import AsyncJsonWebsocketConsumer
 from django.utils import timezone
 
 from rounds import receipts
-from tablehub import fanout, frame_stamps, ratelimit
+from tablehub import direct_send, fanout, frame_stamps, ratelimit
 from tablehub.session_guard import SessionGuard
 
 log = logging.getLogger("tablehub.door")
@@ -120,6 +122,8 @@ class TableConsumer(AsyncJsonWebsocketConsumer, SessionGuard):
     async def websocket_connect(self, message: WebSocketConnectEvent) -> None:
         self.limiter = ratelimit.for_connection(self.rate_kind)
         self.closing = False
+        writer = self.scope.get(direct_send.WRITER)
+        self.writer = writer if isinstance(writer, direct_send.FrameWriter) else None
         await super().websocket_connect(message)
 
     async def websocket_disconnect(self, message: WebSocketDisconnectEvent) -> None:
@@ -132,11 +136,32 @@ class TableConsumer(AsyncJsonWebsocketConsumer, SessionGuard):
             raise ValueError(f"No handler for message type {message['type']}")
         await handler(message)
 
+    async def send(  # type: ignore[override]  # channels' websocket send, as its own is
+        self, text_data: str | None = None, bytes_data: bytes | None = None, close: bool = False
+    ) -> None:
+        if text_data is not None and not close and self.write_now(direct_send.Outgoing(text_data)):
+            return
+        await super().send(text_data, bytes_data, close)
+
+    async def send_json(self, content: Any, close: bool = False) -> None:
+        # channels' own calls the parent's ``send``, past this class's
+        await self.send(text_data=await self.encode_json(content), close=close)
+
+    def write_now(self, outgoing: direct_send.Outgoing) -> bool:
+        """Write the frame straight to the connection, if it allows it (True: written)."""
+        writer = getattr(self, "writer", None)  # None before the connection is accepted
+        return writer is not None and writer.write(outgoing)
+
+    def deliver_now(self, outgoing: direct_send.Outgoing) -> bool:
+        """An event for this table, this station or the croupier, already framed, from the
+        process's table hub (tablehub/fanout.py), written at once if the connection allows
+        it: True when done with it (written, or dropped for a socket closed for flooding)."""
+        return self.closing or self.write_now(outgoing)
+
     async def deliver(self, text: str) -> None:
-        """An event for this table, this station or the croupier, already encoded, from the
-        process's table hub (tablehub/fanout.py)."""
+        """The same event sent the usual way, when ``deliver_now`` could not write it."""
         if not self.closing:
-            await self.send(text_data=text)
+            await super().send(text_data=text)
 
     async def hear_table(self, table_id: int, station: str | None = None) -> None:
         """From now on this socket gets the table's events: a station's own ones with

@@ -12,7 +12,8 @@ dispatches before the first byte was written; now it is one message per server p
 One queue per process per table also keeps a station's private events in their order
 against the public ones. The hub writes to one socket after another: daphne's send never
 waits for the client (Twisted buffers what the socket cannot take yet), so a slow station
-does not hold up the others.
+does not hold up the others. Each frame is framed once for all its sockets and written
+straight to their connections where they allow it (tablehub/direct_send.py).
 
 A socket joins its table's hub (``join``), which adds the hub to the group again each
 time, so a hub whose membership was lost (Redis restarted empty) hears the table again at
@@ -31,6 +32,7 @@ from collections.abc import Collection
 from typing import Any, Protocol
 
 from tablehub import metrics
+from tablehub.direct_send import Outgoing
 
 log = logging.getLogger("tablehub.fanout")
 
@@ -42,6 +44,10 @@ CLOSE_TRY_AGAIN = 1011
 
 class Socket(Protocol):
     """What the hub needs of a consumer."""
+
+    def deliver_now(self, outgoing: Outgoing) -> bool:
+        """Write the frame at once if the connection allows it: True when done with it."""
+        ...
 
     async def deliver(self, text: str) -> None: ...
 
@@ -64,6 +70,7 @@ class TableHub:
         self.loop = asyncio.get_running_loop()
         self.listeners: set[Socket] = set()  # every socket that hears public events
         self.stations: dict[str, set[Socket]] = {}
+        self.station_of: dict[Socket, str] = {}  # a station's socket -> the station's name
         self.croupiers: set[Socket] = set()
         self.channel: str | None = None
         self.closed = False
@@ -99,13 +106,16 @@ class TableHub:
             self.croupiers.add(socket)
         else:
             self.stations.setdefault(station, set()).add(socket)
+            self.station_of[socket] = station
 
     def remove(self, socket: Socket) -> None:
         if socket not in self.listeners:
             return
         self.listeners.discard(socket)
         self.croupiers.discard(socket)
-        for name, sockets in list(self.stations.items()):
+        name = self.station_of.pop(socket, None)
+        if name is not None:
+            sockets = self.stations[name]
             sockets.discard(socket)
             if not sockets:
                 del self.stations[name]
@@ -163,9 +173,11 @@ class TableHub:
             else:
                 sockets = self.croupiers
             written += len(sockets)
+            outgoing = Outgoing(text)  # framed once for all its sockets
             for socket in list(sockets):
                 try:
-                    await socket.deliver(text)
+                    if not socket.deliver_now(outgoing):
+                        await socket.deliver(text)
                 except Exception:  # one broken socket does not keep the frame from the rest
                     log.exception("table %s: a frame could not be written", self.table_id)
         metrics.FANOUT.observe(time.perf_counter() - started)

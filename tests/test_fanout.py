@@ -20,6 +20,9 @@ class RecordingSocket:
         self.texts: list[str] = []
         self.closed_with: int | None = None
 
+    def deliver_now(self, outgoing) -> bool:
+        return False  # as a connection that is not daphne's: the hub delivers the text
+
     async def deliver(self, text: str) -> None:
         self.texts.append(text)
 
