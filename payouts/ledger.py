@@ -63,6 +63,7 @@ from rounds import chain
 from rounds.engine import EngineError
 from rounds.models import Round
 from stations.models import Station
+from tablehub import until_commit
 
 log = logging.getLogger("tablehub.payouts")
 
@@ -207,9 +208,8 @@ class _StationsLocked:
 def _locked_here() -> set[int]:
     """The stations whose locks this transaction holds (``lock_stations``)."""
     held: set[int] = set()
-    for pending in connection.run_on_commit:
-        if isinstance(pending[1], _StationsLocked):
-            held |= pending[1].ids
+    for locked in until_commit.waiting(_StationsLocked):
+        held |= locked.ids
     return held
 
 

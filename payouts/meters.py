@@ -32,6 +32,7 @@ from django.db import connection, transaction
 
 from payouts.models import LedgerEntry, Meters, StationMeter, TableMeter
 from stations.models import Station
+from tablehub import until_commit
 from tablehub.models import Table
 
 CENTS = Decimal(100)
@@ -181,9 +182,8 @@ def batched() -> Iterator[None]:
 def write_waiting() -> None:
     """Write the changes waiting in this transaction, added up."""
     changes = Changes()
-    for pending in connection.run_on_commit:
-        waiting = pending[1]
-        if isinstance(waiting, _Waiting) and waiting.changes is not None:
+    for waiting in until_commit.waiting(_Waiting):
+        if waiting.changes is not None:
             changes.merge(waiting.changes)
             waiting.changes = None
     _write(changes)

@@ -37,6 +37,7 @@ from django.db import connection, transaction
 
 from payouts.models import LedgerEntry
 from rounds.models import ChainHead, RoundEvent
+from tablehub import until_commit
 
 EVENTS, LEDGER = ChainHead.Chain.EVENTS, ChainHead.Chain.LEDGER
 CHAINS = (EVENTS, LEDGER)
@@ -116,13 +117,10 @@ class _HeadsHeld:
 
 
 def _held(table_id: int) -> _HeadsHeld | None:
-    # Django's pending on-commit callbacks of this connection (no public accessor); those of
-    # a rolled-back savepoint are gone, and the row locks it took with them.
-    for pending in reversed(connection.run_on_commit):
-        callback = pending[1]
-        if isinstance(callback, _HeadsHeld) and callback.table_id == table_id:
-            if callback.heads is not None:
-                return callback
+    # Those of a rolled-back savepoint are gone, and the row locks it took with them.
+    for callback in reversed(until_commit.waiting(_HeadsHeld)):
+        if callback.table_id == table_id and callback.heads is not None:
+            return callback
     return None
 
 

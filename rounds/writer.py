@@ -58,7 +58,7 @@ from rounds.engine.round import BonusAssigned, Event
 from rounds.models import ENDED, ENGINE_KINDS, Bet, Hand, Round, RoundEvent
 from rounds.selectors import dealer_outcome_key
 from stations.models import BetSlip, Station
-from tablehub import broadcast, metrics
+from tablehub import broadcast, metrics, until_commit
 from tablehub.models import Jurisdiction, Table
 
 log = logging.getLogger("tablehub.rounds")
@@ -152,21 +152,12 @@ def _own(live: Live) -> Live:
     return live
 
 
-def _waiting(kind: type[T]) -> list[T]:
-    """This transaction's on-commit callbacks of ``kind``, in their order: what it holds
-    until it commits (an engine to put back, events and bets to write)."""
-    # Django's list of this connection's pending on-commit callbacks (there is no public
-    # accessor); a callback of a rolled-back savepoint is no longer in it. Each entry is
-    # (savepoint ids, callback, robust); the stubs say a pair.
-    return [pending[1] for pending in connection.run_on_commit if isinstance(pending[1], kind)]
-
-
 def _in_this_transaction(round_id: int, seq: int, disown: bool = False) -> Live | None:
     """The engine this transaction holds for the round at ``seq``, if any. A writer about
     to change it ``disown``s the callback found (it may belong to an outer savepoint) and
     owns the engine again in its own: if its savepoint rolls back, the engine is lost, not
     returned to the cache changed."""
-    for callback in reversed(_waiting(_PutBackOnCommit)):
+    for callback in reversed(until_commit.waiting(_PutBackOnCommit)):
         if callback.live is not None:
             if callback.live.round_id == round_id:
                 live = callback.live
@@ -253,16 +244,20 @@ class _PendingBets:
         pass  # written by ``flush`` before the commit
 
 
+def _station_of(change: _PendingBets) -> int:
+    return change.station_id
+
+
 def _pending_bets() -> list[_PendingBets]:
     """This transaction's changes of bets not yet written, in their order."""
-    return [callback for callback in _waiting(_PendingBets) if not callback.written]
+    return [callback for callback in until_commit.waiting(_PendingBets) if not callback.written]
 
 
 def _pending(round_id: int | None = None) -> list[_PendingEvent]:
     """This transaction's events not yet inserted (of one round, or all), in their order."""
     return [
         callback
-        for callback in _waiting(_PendingEvent)
+        for callback in until_commit.waiting(_PendingEvent)
         if callback.row is not None and (round_id is None or callback.row.round_id == round_id)
     ]
 
@@ -462,9 +457,9 @@ def bet_slip(round: Round, station: Station) -> list[Any]:
     if _held(round.pk) is None:
         slip = BetSlip.objects.filter(round=round, station=station).values_list("groups")
         return list((slip.first() or ([],))[0])
-    for change in reversed(_pending_bets()):  # the last change of this transaction
-        if change.station_id == station.pk:
-            return list(change.groups)
+    change = until_commit.last_by(_PendingBets, _station_of).get(station.pk)
+    if change is not None and not change.written:  # the last change, not yet written
+        return list(change.groups)
     known = _HELD.slips if _HELD.slips is not None else {}
     if station.pk not in known:
         wanted = {station.pk, *_HELD.betting} - known.keys()
