@@ -118,12 +118,15 @@ class TableConsumer(AsyncJsonWebsocketConsumer, SessionGuard):
     kept valid by ``SessionGuard`` (tablehub/session_guard.py)."""
 
     rate_kind = "station"
+    # Daphne's connection, written to straight (tablehub/direct_send.py); None: another server
+    writer: direct_send.FrameWriter | None = None
 
     async def websocket_connect(self, message: WebSocketConnectEvent) -> None:
         self.limiter = ratelimit.for_connection(self.rate_kind)
         self.closing = False
         writer = self.scope.get(direct_send.WRITER)
-        self.writer = writer if isinstance(writer, direct_send.FrameWriter) else None
+        if isinstance(writer, direct_send.FrameWriter):
+            self.writer = writer
         await super().websocket_connect(message)
 
     async def websocket_disconnect(self, message: WebSocketDisconnectEvent) -> None:
@@ -139,24 +142,20 @@ class TableConsumer(AsyncJsonWebsocketConsumer, SessionGuard):
     async def send(  # type: ignore[override]  # channels' websocket send, as its own is
         self, text_data: str | None = None, bytes_data: bytes | None = None, close: bool = False
     ) -> None:
-        if text_data is not None and not close and self.write_now(direct_send.Outgoing(text_data)):
-            return
+        if text_data is not None and not close and self.writer is not None:
+            if self.writer.write(direct_send.Outgoing(text_data)):
+                return
         await super().send(text_data, bytes_data, close)
 
     async def send_json(self, content: Any, close: bool = False) -> None:
         # channels' own calls the parent's ``send``, past this class's
         await self.send(text_data=await self.encode_json(content), close=close)
 
-    def write_now(self, outgoing: direct_send.Outgoing) -> bool:
-        """Write the frame straight to the connection, if it allows it (True: written)."""
-        writer = getattr(self, "writer", None)  # None before the connection is accepted
-        return writer is not None and writer.write(outgoing)
-
     def deliver_now(self, outgoing: direct_send.Outgoing) -> bool:
         """An event for this table, this station or the croupier, already framed, from the
         process's table hub (tablehub/fanout.py), written at once if the connection allows
         it: True when done with it (written, or dropped for a socket closed for flooding)."""
-        return self.closing or self.write_now(outgoing)
+        return self.closing or (self.writer is not None and self.writer.write(outgoing))
 
     async def deliver(self, text: str) -> None:
         """The same event sent the usual way, when ``deliver_now`` could not write it."""

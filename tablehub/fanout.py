@@ -172,6 +172,8 @@ class TableHub:
                 sockets = self.stations.get(station, ())
             else:
                 sockets = self.croupiers
+            if not sockets:  # a station of another process, or no croupier here
+                continue
             written += len(sockets)
             outgoing = Outgoing(text)  # framed once for all its sockets
             for socket in list(sockets):
