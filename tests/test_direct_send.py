@@ -11,6 +11,7 @@ import json
 
 import pytest
 import websockets
+from asgiref.sync import sync_to_async
 from daphne.server import Server
 from daphne.ws_protocol import WebSocketFactory, WebSocketProtocol
 from twisted.internet.address import IPv4Address
@@ -87,9 +88,7 @@ def server_send(server: Server, protocol: object):
 
 @pytest.mark.django_db(transaction=True)
 async def test_on_the_real_server_a_stations_frames_go_straight_to_its_connection() -> None:
-    from asgiref.sync import sync_to_async
-
-    from rounds.live_replay import in_process_server
+    from rounds.live_replay import in_process_server  # starts daphne (Twisted) once
 
     def set_up() -> Table:
         table = Table.objects.create(

@@ -4,7 +4,7 @@ gone, also after they were looked up; nothing once the transaction is over; the 
 key kept as more are added; and a lookup per message does not rescan the whole list."""
 
 import pytest
-from django.db import transaction
+from django.db import connection, transaction
 
 from tablehub import until_commit
 
@@ -80,8 +80,6 @@ def test_a_lookup_reads_only_the_callbacks_added_since_the_last() -> None:
             items = super().__getitem__(index)
             Counting.reads += len(items) if isinstance(index, slice) else 1
             return items
-
-    from django.db import connection
 
     with transaction.atomic():
         connection.run_on_commit = Counting(connection.run_on_commit)
