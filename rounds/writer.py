@@ -24,10 +24,10 @@ A batch of station messages (stations/batches.py) is one transaction that locks 
 open round once, at its start (``holding_the_table``): every writer call of the batch on
 that round uses the held row as the transaction changes it, instead of reading it again.
 Inside a batch the held round's events wait in memory (as on-commit callbacks, so that a
-refused input's savepoint drops its own) and the held row's changes are saved once: ``flush``
-links the waiting events in the table's chain and inserts them together, between messages
-that may read the log (the batch calls it before any message but a decision), before the
-replies are read and at the commit.
+refused input's block drops its own: tablehub/lazy_savepoint.py) and the held row's
+changes are saved once: ``flush`` links the waiting events in the table's chain and inserts
+them together, between messages that may read the log (the batch calls it before any
+message but a decision), before the replies are read and at the commit.
 """
 
 from __future__ import annotations
@@ -58,7 +58,7 @@ from rounds.engine.round import BonusAssigned, Event
 from rounds.models import ENDED, ENGINE_KINDS, Bet, Hand, Round, RoundEvent
 from rounds.selectors import dealer_outcome_key
 from stations.models import BetSlip, Station
-from tablehub import broadcast, metrics, until_commit
+from tablehub import broadcast, lazy_savepoint, metrics, until_commit
 from tablehub.models import Jurisdiction, Table
 
 log = logging.getLogger("tablehub.rounds")
@@ -633,7 +633,8 @@ def record(round_id: int, event: Event, at: datetime | None = None) -> list[Noti
             assert deadline is not None  # a step past its deadline has one
             raise TooLate(at, deadline)
     try:
-        with _kept_if_unchanged(), transaction.atomic():
+        # Inside a batch, a savepoint only if the input writes (tablehub/lazy_savepoint.py).
+        with _kept_if_unchanged(), lazy_savepoint.atomic():
             round = _locked(round_id)
             with _restored_if_refused(round):
                 return notices + _record(round, event)

@@ -41,7 +41,7 @@ from stations.selectors import (
     valid_stations,
 )
 from stations.services import cash_in, tip
-from tablehub import broadcast, fair_shoe
+from tablehub import broadcast, fair_shoe, lazy_savepoint
 
 MAX_CLIENT_ID = 64
 # The parts of a station's state that change only between rounds (left out of replies).
@@ -273,7 +273,8 @@ def _change_slip(station: Station, change, at: datetime | None = None) -> None:
 
 
 def _write_slip(station: Station, round: Round, change) -> None:
-    with transaction.atomic():
+    # Inside a batch, a savepoint only if the change writes (tablehub/lazy_savepoint.py).
+    with lazy_savepoint.atomic():
         round = writer.lock_for_betting(round.pk)  # bets close after us, or before
         # The credits are read under the station's lock: a cash-out is before us, or after.
         ledger.lock_stations([station])
