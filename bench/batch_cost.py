@@ -37,38 +37,54 @@ def environment() -> None:
         os.environ["DATABASE_URL"] = f"sqlite:///{workdir / 'bench.sqlite3'}"
 
 
+class _Statements:
+    """Counts the statements a batch runs (an execute wrapper: no debug cursor, whose
+    formatting of every statement would be timed with the batch), keeping the first ones."""
+
+    def __init__(self) -> None:
+        self.count = 0
+        self.first: list[str] = []
+
+    def __call__(self, execute: Any, sql: str, params: Any, many: bool, context: Any) -> Any:
+        self.count += 1
+        if len(self.first) < 40:
+            self.first.append(sql)
+        return execute(sql, params, many, context)
+
+
 def timed_batches(
     messages: list[tuple[Any, dict[str, Any]]], size: int, profile: cProfile.Profile | None
-) -> tuple[list[float], int, list[dict[str, Any]]]:
-    """Write ``messages`` in batches of ``size``: the seconds of each message (its batch's time
-    shared out), the queries of the first full batch, and the replies."""
+) -> tuple[list[tuple[float, float]], int, list[dict[str, Any]]]:
+    """Write ``messages`` in batches of ``size``: the seconds of each message, elapsed and of
+    this thread's CPU (its batch's shared out), the statements of the first full batch, and
+    the replies."""
     from django.db import connection
-    from django.test.utils import CaptureQueriesContext
     from django.utils import timezone
 
     from stations import batches
 
-    per_message: list[float] = []
+    per_message: list[tuple[float, float]] = []
     replies: list[dict[str, Any]] = []
     queries = 0
     for start in range(0, len(messages), size):
         chunk = [batches.Message.__new__(batches.Message) for _ in messages[start : start + size]]
         for message, (station, content) in zip(chunk, messages[start : start + size], strict=True):
             message.station, message.content, message.received_at = station, content, timezone.now()
-        with CaptureQueriesContext(connection) as captured:
-            began = time.perf_counter()
+        statements = _Statements()
+        with connection.execute_wrapper(statements):
+            began, cpu = time.perf_counter(), time.thread_time()
             if profile is not None:
                 profile.enable()
             results = batches.write(chunk)
             if profile is not None:
                 profile.disable()
-            took = time.perf_counter() - began
+            took, cpu = time.perf_counter() - began, time.thread_time() - cpu
         if start == 0:
-            queries = len(captured.captured_queries)
+            queries = statements.count
             if os.environ.get("BATCH_COST_SQL"):  # the statements of the first batch
-                for query in captured.captured_queries[:40]:
-                    print("   ", query["sql"][:160])
-        per_message += [took / len(chunk)] * len(chunk)
+                for sql in statements.first:
+                    print("   ", sql[:160])
+        per_message += [(took / len(chunk), cpu / len(chunk))] * len(chunk)
         replies += [r for r in results if isinstance(r, dict)]
     return per_message, queries, replies
 
@@ -127,12 +143,13 @@ def main() -> None:
         ).print_stats(40)
 
 
-def report(what: str, seconds: list[float], queries: int, size: int) -> None:
-    ms = sorted(s * 1000 for s in seconds)
+def report(what: str, seconds: list[tuple[float, float]], queries: int, size: int) -> None:
+    ms = [took * 1000 for took, _cpu in seconds]
+    cpu = [used * 1000 for _took, used in seconds]
     print(
         f"  {what}: {statistics.median(ms):.2f} ms a message (median of batches),"
-        f" {sum(ms):.0f} ms for all {len(ms)}; {queries / size:.1f} queries a message"
-        f" ({queries} in a batch of {size})"
+        f" {sum(ms):.0f} ms for all {len(ms)}; CPU of this thread {statistics.median(cpu):.2f}"
+        f" ms a message; {queries / size:.1f} queries a message ({queries} in a batch of {size})"
     )
 
 
