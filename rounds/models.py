@@ -12,6 +12,8 @@ from django.conf import settings
 from django.db import models
 from django.utils import timezone
 
+from tablehub.fields import RowsJSONField
+
 
 class Kept(Exception):
     """A RoundEvent or LedgerEntry was to be deleted: they are kept for good (retention,
@@ -121,7 +123,7 @@ class RoundEvent(AppendOnly):
     round = models.ForeignKey(Round, on_delete=models.PROTECT, related_name="events")
     seq = models.PositiveIntegerField()
     kind = models.CharField(max_length=24, choices=Kind.choices)
-    payload = models.JSONField()
+    payload = RowsJSONField()
     # Set by the writer before the row's link is made (rounds/chain.py), hence not auto_now_add.
     created_at = models.DateTimeField(default=timezone.now)
     # The row's place and link in its table's events chain (rounds/chain.py, docs/integrity.md).
@@ -194,7 +196,7 @@ class Hand(models.Model):
     station = models.ForeignKey("stations.Station", on_delete=models.PROTECT)
     box = models.PositiveSmallIntegerField()
     position = models.PositiveSmallIntegerField(help_text="play order within the station's hands")
-    cards = models.JSONField()
+    cards = RowsJSONField()
     stake = models.DecimalField(max_digits=12, decimal_places=2)
     result = models.CharField(max_length=16)
     returned = models.DecimalField(max_digits=12, decimal_places=2)

@@ -6,6 +6,7 @@ from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import models
 
+from tablehub.fields import RowsJSONField
 from tablehub.tokens import check_token, hash_token
 
 
@@ -185,7 +186,7 @@ class StationCommand(models.Model):
 
     station = models.ForeignKey(Station, on_delete=models.CASCADE, related_name="commands")
     client_id = models.CharField(max_length=64)
-    reply = models.JSONField()
+    reply = RowsJSONField()
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -203,7 +204,7 @@ class BetSlip(models.Model):
 
     round = models.ForeignKey("rounds.Round", on_delete=models.CASCADE, related_name="slips")
     station = models.ForeignKey(Station, on_delete=models.CASCADE, related_name="slips")
-    groups = models.JSONField(
+    groups = RowsJSONField(
         default=list, help_text='[[{"box": 1, "bet": "main", "amount": "5"}]]'
     )
 
