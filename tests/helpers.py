@@ -4,9 +4,12 @@ and the closing of the consumers' database connection after a websocket test."""
 
 from __future__ import annotations
 
+import ast
+import gc
 import importlib
 from collections.abc import Sequence
 from decimal import Decimal
+from pathlib import Path
 
 import pytest
 from channels.db import database_sync_to_async
@@ -42,6 +45,21 @@ ROLE_MIGRATIONS = (
     "tablehub.migrations.0025_stadium",
     "stations.migrations.0011_seat_roles",
 )
+
+
+def parse_source(path: Path) -> ast.Module:
+    """A source file's syntax tree, parsed with the garbage collector paused. Python 3.11
+    keeps the AST builder's recursion count in state shared by the interpreter: a collection
+    during the build can run a finalizer that formats a traceback (which parses source too)
+    or let another thread parse, and the build then fails with "SystemError: AST
+    constructor recursion depth mismatch" (CPython gh-106905). It did once in CI."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        return ast.parse(path.read_text(), filename=str(path))
+    finally:
+        if enabled:
+            gc.enable()
 
 
 def role_permissions() -> dict[str, list[tuple[str, str]]]:

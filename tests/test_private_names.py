@@ -4,6 +4,8 @@ project: what a module shares it names publicly (issue "One round writer", item 
 import ast
 from pathlib import Path
 
+from tests.helpers import parse_source
+
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGES = ("tablehub", "rounds", "stations", "croupier", "payouts", "bench", "tests")
 
@@ -12,7 +14,7 @@ def private_imports(root: Path = ROOT, packages: tuple[str, ...] = PACKAGES) -> 
     found = []
     for package in packages:
         for path in sorted((root / package).rglob("*.py")):
-            tree = ast.parse(path.read_text(), filename=str(path))
+            tree = parse_source(path)
             for node in ast.walk(tree):
                 if not isinstance(node, ast.ImportFrom) or node.module is None:
                     continue

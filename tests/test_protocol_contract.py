@@ -38,7 +38,7 @@ from stations.services import cash_in
 from tablehub.asgi import application
 from tablehub.models import Jurisdiction, Table, TableConfig
 from tests.fuzz.support import documented_codes
-from tests.helpers import drain
+from tests.helpers import drain, parse_source
 
 ROOT = Path(__file__).resolve().parents[1]
 SCHEMA = json.loads((ROOT / "docs" / "protocol.schema.json").read_text())
@@ -367,7 +367,7 @@ def produced_codes() -> set[str]:
         for path in (ROOT / app).rglob("*.py"):
             if "migrations" in path.parts or "api" in path.parts:  # HTTP codes: OpenAPI
                 continue
-            for node in ast.walk(ast.parse(path.read_text())):
+            for node in ast.walk(parse_source(path)):
                 if isinstance(node, ast.Assign) and isinstance(node.value, ast.Constant):
                     # a module's named code, e.g. tablehub/attempts.py's CODE
                     named = any(getattr(t, "id", None) == "CODE" for t in node.targets)
