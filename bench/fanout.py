@@ -443,7 +443,7 @@ def analyze() -> None:
     casino's server. Without them (autovacuum off, as on our test machine, and a bench
     database that keeps every earlier run's rows) the planner scanned the whole ledger for a
     batch's balances: 55 ms a read at 162 000 entries, against about 1 ms by the index."""
-    from django.db import connection
+    from django.db import connection  # here, as this file's other Django imports: after setup
 
     if connection.vendor == "postgresql":
         with connection.cursor() as cursor:

@@ -58,7 +58,8 @@ gc.freeze()
 # 8 to 11 full collections of 220 to 260 ms in a run of the burst benchmark, each a pause of
 # the event loop; one landing on a step's deadline delays the reading of answers, and a
 # frame read late with another one behind it is stamped late (tablehub/sockets.py): 1 to 4
-# on-time answers were lost in 3 of 4 runs. At 10 000: one full collection (51 ms), young
-# ones at most 72 ms, none lost, and 25 % less CPU per message (docs/benchmarks.md).
+# on-time answers were lost in each of 4 runs. At 10 000: one full collection a run (51 to
+# 75 ms), young ones at most 72 ms, and 25 % less CPU per message; 1 of 8 runs still lost
+# answers, to a stall that was not a collection (docs/benchmarks.md).
 GC_YOUNG_THRESHOLD = 10_000
 gc.set_threshold(GC_YOUNG_THRESHOLD, *gc.get_threshold()[1:])
