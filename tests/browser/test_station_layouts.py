@@ -76,6 +76,14 @@ def on_screen(page, locator) -> bool:
     )
 
 
+def scroll_state(page) -> dict:
+    return page.evaluate(
+        """() => ({scrollY: window.scrollY, height: document.documentElement.scrollHeight,
+                   boxes: [...document.querySelectorAll(".box")].map(
+                     (b) => Math.round(b.getBoundingClientRect().top))})"""
+    )
+
+
 def deal(table, *cards):
     for card in cards:
         assert scan(table, current_shoe(table).reader_seq + 1, card)["duplicate"] is False
@@ -137,7 +145,9 @@ def test_the_station_fits_each_screen_and_keeps_the_question_in_view(
     keep(page, f"station-{layout}-question")
     for control in (button(page, "Hit"), button(page, "Stand"), page.get_by_role("timer"), hand):
         expect(control).to_be_visible()
-        assert on_screen(page, control), control
+        # The box and the scroll position say, on a failure, what moved (it failed once in
+        # CI on the phone, with the screenshot above showing the hand in view).
+        assert on_screen(page, control), (control, control.bounding_box(), scroll_state(page))
     expect(page.locator("#awaiting")).to_have_text("Your turn")
     assert sideways(page) <= 0
     assert small_targets(page) == []
