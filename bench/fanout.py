@@ -9,7 +9,8 @@ with REDIS_URL set, the Redis layer), connects N stations over real websockets (
 server's resident memory is read before and after: per station), and opens a round.
 
 * ``bets``, the bet burst: all N stations place a bet at once; the time from each bet sent
-  to its reply.
+  to its reply. Then the same burst against the reference (below), whose server answers
+  each message at once and writes nothing: what this machine's sockets alone cost.
 * ``fanout``: the card reader sends ``--scans`` burn cards one by one: the fan-out time of
   a scan is from sending it to the moment the last station has the event. The reference
   for what this machine can do, a minimal broadcast server written with the ``websockets``
@@ -17,7 +18,7 @@ server's resident memory is read before and after: per station), and opens a rou
   take turns scan by scan, so that the rest of the machine's load falls on both alike and
   their ratio means something on a noisy machine.
 * ``decisions``, the decision burst: the deal, and all N stations decide at once: the time
-  from each decision sent to its reply.
+  from each decision sent to its reply; then the same burst against the reference.
 * ``deadline``: a second round with a decision timer of ``--decision-timer`` seconds, every
   station on the same box (common draw). Each station answers at a uniformly random moment
   in the last ``--window-ms`` before its prompt's ``deadline``, counting down from the
@@ -205,6 +206,15 @@ async def burst(
     replies = await asyncio.gather(*(s.reply(client_id, limit) for s in stations))
     refused = Counter(frame["error"]["code"] for _, frame in replies if not frame.get("ok"))
     return [stamp - t for (stamp, _), t in zip(replies, sent, strict=True)], refused
+
+
+def burst_reference(ours: list[float], reference: list[float]) -> str:
+    """The same burst against the reference, and our p50 and p99 over its."""
+    ratios = ", ".join(
+        f"{label} {percentile(ours, p) / percentile(reference, p):.1f}x"
+        for label, p in (("p50", 0.5), ("p99", 0.99))
+    )
+    return f"{summary('the same burst, websockets-only reference', reference)}; ours / it: {ratios}"
 
 
 def refusals(refused: Counter[str]) -> str:
@@ -544,12 +554,18 @@ async def measure(
     rss.append(server_rss())
     result["rss"] = rss
 
-    # Round 1: the bet burst, the scans, the deal and the decision burst.
+    # The reference's N stations, for the bursts' and the fan-out's ratios.
+    reference = await connect_reference(reference_port, n, reference_pid)
+    result["reference_rss"] = reference.rss
+
+    # Round 1: the bet burst, the scans, the deal and the decision burst; each burst is
+    # followed by the same burst against the reference.
     round_id = await sync_to_async(new_round)(table_id)
     bet = {"type": "place", "client_id": "b", "box": 1, "amount": "10"}
     cpu = cpu_seconds(server_pids)
     result["bets"] = await burst(stations, bet, slow)
     result["bets_cpu"] = cpu_line(cpu, cpu_seconds(server_pids), n)
+    result["bets_reference"] = (await burst(reference.target.stations, bet, slow))[0]
     await sync_to_async(close_betting)(round_id)
 
     shoe = await websockets.connect(f"{url}/shoe/", origin=origin, max_queue=None)
@@ -578,13 +594,10 @@ async def measure(
         def is_burn(frame: dict) -> bool:
             return frame.get("event", {}).get("type") == "burn"
 
-        reference = await connect_reference(reference_port, n, reference_pid)
-        result["reference_rss"] = reference.rss
         fanout, reference_fanout = await fan_out(
             [Target(stations, burn, is_burn), reference.target], options.scans
         )
         result["fanout"], result["reference"] = fanout, reference_fanout
-        await reference.close()
         for _ in range(options.scans):  # the reader's answers to the burns
             await asyncio.wait_for(shoe.recv(), slow)
 
@@ -595,6 +608,8 @@ async def measure(
     cpu = cpu_seconds(server_pids)
     result["decisions"] = await burst(stations, decide, slow)
     result["decisions_cpu"] = cpu_line(cpu, cpu_seconds(server_pids), n)
+    result["decisions_reference"] = (await burst(reference.target.stations, decide, slow))[0]
+    await reference.close()
     phase = await sync_to_async(wait_until_ended)(round_id, slow)
     if phase != "settled":
         raise RuntimeError(f"round {round_id} is {phase} after every station stood")
@@ -686,7 +701,10 @@ async def connect_reference(port: int, stations_count: int, pid: int) -> Referen
 
 
 def reference_server(port: int) -> None:
-    """The reference: a broadcast server with the websockets library alone."""
+    """The reference: a broadcast server with the websockets library alone. A message with a
+    ``client_id`` gets a reply to its sender only (the bursts' reference: a server that
+    reads, parses and answers, and writes nothing down); any other is sent to every other
+    client (the fan-out's)."""
     from websockets.asyncio.server import broadcast, serve
 
     clients = set()
@@ -695,7 +713,11 @@ def reference_server(port: int) -> None:
         clients.add(ws)
         try:
             async for message in ws:
-                broadcast(clients - {ws}, message)
+                client_id = json.loads(message).get("client_id")
+                if client_id is None:
+                    broadcast(clients - {ws}, message)
+                else:
+                    await ws.send(json.dumps({"type": "reply", "client_id": client_id, "ok": True}))
         finally:
             clients.discard(ws)
 
@@ -746,17 +768,43 @@ def logged_server(log_path: str, daphne_args: list[str]) -> None:
             log.write(f"{time.time():.4f} {info['generation']} {took:.4f}\n")
 
     gc.callbacks.append(note)
+    watch_loop_callbacks(log)
     sys.argv = ["daphne", *daphne_args]
     CommandLineInterface.entrypoint()
+
+
+SLOW_CALLBACK = 0.02  # seconds: a turn of the loop's callback logged by ``logged_server``
+
+
+def watch_loop_callbacks(log: Any) -> None:
+    """Log each event-loop callback that runs ``SLOW_CALLBACK`` or longer: the wall-clock
+    time it ended, "loop", the seconds it took and what it was (a stall that is not a
+    collection: the reads of a burst, a fan-out, a reply)."""
+    import asyncio.events
+
+    run = asyncio.events.Handle._run
+
+    def timed(handle: asyncio.events.Handle) -> None:
+        began = time.perf_counter()
+        run(handle)
+        took = time.perf_counter() - began
+        if took >= SLOW_CALLBACK:
+            what = repr(getattr(handle, "_callback", handle))[:160].replace(" ", "_")
+            log.write(f"{time.time():.4f} loop {took:.4f} {what}\n")
+
+    asyncio.events.Handle._run = timed  # type: ignore[method-assign,assignment]
 
 
 def gc_report(log_path: Path, deadline: float | None) -> list[str]:
     """The server's logged collections: how many of generation 2 and the longest, and those
     that overlapped the second before the deadline (or the half second after it)."""
-    rows = []
+    rows, slow = [], []
     for line in log_path.read_text().splitlines():
-        end, generation, took = line.split()
-        rows.append((float(end), int(generation), float(took)))
+        end, kind, took, *what = line.split()
+        if kind == "loop":
+            slow.append((float(end), float(took), what[0] if what else "?"))
+        else:
+            rows.append((float(end), int(kind), float(took)))
     full = [took for _, generation, took in rows if generation == 2]
     lines = [
         f"server's generation-2 collections in this N's run: {len(full)},"
@@ -770,6 +818,14 @@ def gc_report(log_path: Path, deadline: float | None) -> list[str]:
             if end >= deadline - 1.0 and end - took <= deadline + 0.5
         ]
         lines.append("  collections around the deadline: " + ("; ".join(near) if near else "none"))
+        lines.append(
+            f"  loop callbacks of {SLOW_CALLBACK * 1000:.0f} ms or more around the deadline:"
+        )
+        lines.extend(
+            f"    {took * 1000:.0f} ms from {(end - took - deadline) * 1000:+.0f} ms: {what}"
+            for end, took, what in slow
+            if end >= deadline - 1.0 and end - took <= deadline + 0.5
+        )
     return lines
 
 
@@ -811,10 +867,13 @@ def run(n: int, options: Options, env: dict[str, str], timers: str) -> None:
         f" join, {joined / 1024:.1f} MiB with {n} joined: {(joined - before) / n:.1f} KiB per"
         f" station ({(joined - first) / max(n - 1, 1):.1f} KiB after the first join)"
     )
+    ref_before, ref_after = result["reference_rss"]
+    print(f"  reference server RSS: {(ref_after - ref_before) / n:.1f} KiB per connection")
     if "bets" in options.modes:
         latencies, refused = result["bets"]
         print(f"  {summary('bet sent -> reply, all stations at once', latencies)}")
         print(f"    {refusals(refused)}; {result['bets_cpu']}")
+        print("    " + burst_reference(latencies, result["bets_reference"]))
     if "fanout" in options.modes:
         ours, reference = result["fanout"], result["reference"]
         print(f"  fan-out ({options.scans} scans each, taking turns)")
@@ -823,12 +882,11 @@ def run(n: int, options: Options, env: dict[str, str], timers: str) -> None:
         for label, p in (("p50", 0.5), ("p99", 0.99)):
             ratio = percentile(ours, p) / percentile(reference, p)
             print(f"  {label} ratio ours / reference: {ratio:.1f}x")
-        ref_before, ref_after = result["reference_rss"]
-        print(f"  reference server RSS: {(ref_after - ref_before) / n:.1f} KiB per connection")
     if "decisions" in options.modes:
         latencies, refused = result["decisions"]
         print("  " + summary("decision sent -> reply, all stations at once", latencies))
         print(f"    {refusals(refused)}; {result['decisions_cpu']}")
+        print("    " + burst_reference(latencies, result["decisions_reference"]))
     if "deadline" in options.modes:
         offset, rtt = result["clock"]
         print(
