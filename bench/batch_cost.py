@@ -145,6 +145,8 @@ def main() -> None:
         pstats.Stats(profile).sort_stats(
             os.environ.get("BATCH_COST_SORT", "cumulative")
         ).print_stats(40)
+        if os.environ.get("BATCH_COST_DUMP"):  # the whole profile, for pstats or snakeviz
+            profile.dump_stats(os.environ["BATCH_COST_DUMP"])
 
 
 def report(what: str, seconds: list[tuple[float, float]], queries: int, size: int) -> None:

@@ -200,10 +200,15 @@ async def burst(
     reply): the time from each send to its reply, and the refusals by error code."""
     text, client_id = json.dumps(message), message["client_id"]
     sent = []
-    for station in stations:
-        sent.append(time.perf_counter())
-        await station.ws.send(text)
-    replies = await asyncio.gather(*(s.reply(client_id, limit) for s in stations))
+    gc.collect()
+    gc.disable()  # as in the fan-out: the client's pauses are not the server's
+    try:
+        for station in stations:
+            sent.append(time.perf_counter())
+            await station.ws.send(text)
+        replies = await asyncio.gather(*(s.reply(client_id, limit) for s in stations))
+    finally:
+        gc.enable()
     refused = Counter(frame["error"]["code"] for _, frame in replies if not frame.get("ok"))
     return [stamp - t for (stamp, _), t in zip(replies, sent, strict=True)], refused
 
@@ -565,6 +570,7 @@ async def measure(
     cpu = cpu_seconds(server_pids)
     result["bets"] = await burst(stations, bet, slow)
     result["bets_cpu"] = cpu_line(cpu, cpu_seconds(server_pids), n)
+    await asyncio.sleep(1.0)  # the bets' events have reached every station: a quiet client
     result["bets_reference"] = (await burst(reference.target.stations, bet, slow))[0]
     await sync_to_async(close_betting)(round_id)
 
@@ -608,11 +614,12 @@ async def measure(
     cpu = cpu_seconds(server_pids)
     result["decisions"] = await burst(stations, decide, slow)
     result["decisions_cpu"] = cpu_line(cpu, cpu_seconds(server_pids), n)
-    result["decisions_reference"] = (await burst(reference.target.stations, decide, slow))[0]
-    await reference.close()
     phase = await sync_to_async(wait_until_ended)(round_id, slow)
     if phase != "settled":
         raise RuntimeError(f"round {round_id} is {phase} after every station stood")
+    await asyncio.sleep(1.0)  # the settlement has reached every station: a quiet client
+    result["decisions_reference"] = (await burst(reference.target.stations, decide, slow))[0]
+    await reference.close()
 
     if "deadline" in options.modes:
         # Round 2: common draw, a short decision timer, answers in the last moments of it.
