@@ -412,8 +412,8 @@ class RoundBooks:
     lost: dict[str, Decimal] = field(default_factory=dict)  # station -> the house's loss
 
 
-def round_books(round: Round) -> RoundBooks:
-    """The round's books as the database has them."""
+def round_books(round: Round | int) -> RoundBooks:
+    """The round's books (of the round, or the round's id) as the database has them."""
     books = RoundBooks()
     rows = LedgerEntry.objects.filter(
         round=round,

@@ -96,7 +96,33 @@ def replay(
     if fixes is None:
         fixes = corrections_of(rows)
     engine = new_engine(round, rows[0].payload)
-    for row in rows[1:]:
+    _apply_rows(engine, rows[1:], fixes, observe, refused)
+    return engine
+
+
+def catch_up(engine: Engine, rows: list[RoundEvent]) -> bool:
+    """Bring ``engine``, the round's engine after its events before ``rows``, up to the end
+    of ``rows``, the events that follow them (another server process wrote them), as the
+    whole replay would: True when done. False when one of ``rows`` is a correction, which
+    changes cards already applied: then ``engine`` is left as it was, and only the whole log
+    replayed gives the round's engine. A refused input raises, as in ``replay``: the
+    engine may then be half-way, and must be dropped."""
+    if any(row.kind == RoundEvent.Kind.CORRECTION for row in rows):
+        return False
+    # No correction among them: an earlier one names only cards before them, so none of
+    # these inputs is corrected.
+    _apply_rows(engine, rows, {}, None, None)
+    return True
+
+
+def _apply_rows(
+    engine: Engine,
+    rows: list[RoundEvent],
+    fixes: Fixes,
+    observe: Observer | None,
+    refused: Refusal | None,
+) -> None:
+    for row in rows:
         if row.kind not in ENGINE_KINDS:
             continue  # a record (void, dispute, correction, discard): no input of the game
         payload, corrected_from = row.payload, None
@@ -117,7 +143,6 @@ def replay(
             continue
         if observe is not None:
             observe(Step(row, payload, corrected_from, False, awaiting, notices))
-    return engine
 
 
 def rebuild(round: Round, rows: list[RoundEvent] | None = None) -> Engine:

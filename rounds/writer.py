@@ -18,7 +18,10 @@ A cached engine has one owner at a time: a writer takes it out of the cache unde
 round's row lock, and it goes back only when the transaction commits (a failed transaction
 simply loses it: the next use replays the log). A reader outside the lock takes it only at
 the round's committed seq and puts it back when done, or replays the committed rows; no
-thread ever sees an engine that another thread is changing, or a state not committed.
+thread ever sees an engine that another thread is changing, or a state not committed. When
+another server process wrote the round since (several processes serving one table take
+turns on it), the cached engine is brought up to date with just those events
+(``replay.catch_up``) rather than the whole log replayed, unless a correction is among them.
 
 A batch of station messages (stations/batches.py) is one transaction that locks the table's
 open round once, at its start (``holding_the_table``): every writer call of the batch on
@@ -117,6 +120,15 @@ class _EngineCache:
         with self._lock:
             live = self._entries.get(round_id)
             if live is None or live.seq != seq:
+                return None
+            return self._entries.pop(round_id)
+
+    def take_older(self, round_id: int, seq: int) -> Live | None:
+        """The round's engine if it is of an event before ``seq`` (another process wrote
+        since), handed over as ``take`` does."""
+        with self._lock:
+            live = self._entries.get(round_id)
+            if live is None or live.seq >= seq:
                 return None
             return self._entries.pop(round_id)
 
@@ -792,12 +804,13 @@ def read(round_id: int, look: Callable[[Engine], T]) -> T:
     mine = _in_this_transaction(round_id, seq)
     if mine is not None:
         return look(mine.engine)
-    live = _CACHE.take(round_id, seq)
+    live = _cached(round_id, seq)
     if live is None:
         round = Round.objects.select_related("table", "config").get(pk=round_id)
         rows = _log(round, up_to=seq)
         live = _live(round, replay.rebuild(round, rows), generation=replay.generation(rows))
         live.seq = seq
+        metrics.ROUND_ENGINES.labels("replayed").inc()
     try:
         return look(live.engine)
     finally:
@@ -977,11 +990,45 @@ def _locked_live(round: Round) -> Live:
     """The engine of the locked round, owned by this transaction until it commits."""
     live = _in_this_transaction(round.pk, round.last_seq, disown=True)
     if live is None:
-        live = _CACHE.take(round.pk, round.last_seq)
+        live = _cached(round.pk, round.last_seq)
     if live is None:
         rows = _log(round)
         live = _live(round, replay.rebuild(round, rows), generation=replay.generation(rows))
+        metrics.ROUND_ENGINES.labels("replayed").inc()
     return _own(live)
+
+
+def _cached(round_id: int, seq: int) -> Live | None:
+    """This process's engine of the round at event ``seq``: the cached one, or one cached
+    at an earlier event and brought up to ``seq`` with the events another server process
+    wrote since (``replay.catch_up``). None when the cache holds neither, or a correction
+    came between: the caller replays the whole log. With several processes serving one
+    table their batches take turns on the round, and a whole replay per batch (the log, the
+    table's stations, the books) made a decision cost twice as much as with one."""
+    live = _CACHE.take(round_id, seq)
+    if live is not None:
+        return live
+    live = _CACHE.take_older(round_id, seq)
+    if live is None:
+        return None
+    rows = [
+        *RoundEvent.objects.filter(round_id=round_id, seq__gt=live.seq, seq__lte=seq).order_by(
+            "seq"
+        ),
+        *(row for row in _pending_rows(round_id) if live.seq < row.seq <= seq),
+    ]
+    if [row.seq for row in rows] != list(range(live.seq + 1, seq + 1)):
+        return None  # not the events in between (a void removed the round's rows?): replay
+    try:
+        if not replay.catch_up(live.engine, rows):
+            return None
+    except EngineError:  # the log refuses what this engine was told: replay it whole
+        log.warning("round %s: a cached engine could not catch up; replaying", round_id)
+        return None
+    # The other process wrote the stakes and returns of its events: the books as written.
+    live.books, live.seq = ledger.round_books(round_id), seq
+    metrics.ROUND_ENGINES.labels("caught_up").inc()
+    return live
 
 
 def _apply(round: Round, live: Live, event: Event) -> list[Notice]:

@@ -8,7 +8,10 @@ process (and the embedded server) directly, not through the load balancer.
   events to this process's sockets at a table, and the frames written;
 * ``tablehub_timer_lateness_seconds{step}``: how long after its deadline a step's expiry was
   applied (by its timer, or by a command that came after the deadline);
-* ``tablehub_connected_stations{table}``: the joined station sockets of this process.
+* ``tablehub_connected_stations{table}``: the joined station sockets of this process;
+* ``tablehub_round_engines_total{how}``: round engines this process had to build, its cache
+  not holding the current one: ``replayed`` (the whole log: after a restart, a correction)
+  or ``caught_up`` (brought up to date with another process's events).
 
 Observations are cheap (a clock read and a bucket increment); nothing here touches the
 database.
@@ -43,6 +46,12 @@ TIMER_LATENESS = Histogram(
     "How long after its deadline a step's expiry was applied, by step",
     ["step"],
     buckets=LATENESS_BUCKETS,
+)
+ROUND_ENGINES = Counter(
+    "tablehub_round_engines",
+    "Round engines built because this process's cache did not hold the round's current one:"
+    " replayed (the whole event log) or caught_up (another process's events applied)",
+    ["how"],
 )
 MESSAGE_TYPES = frozenset(
     ("place", "place_many", "undo", "clear", "double_bets", "rebet", "repeat_last",

@@ -7,14 +7,17 @@ from __future__ import annotations
 import ast
 import gc
 import importlib
+import subprocess
+import sys
 from collections.abc import Sequence
 from decimal import Decimal
 from pathlib import Path
+from urllib.parse import quote
 
 import pytest
 from channels.db import database_sync_to_async
 from django.contrib.auth.models import Group, Permission, User
-from django.db import connections
+from django.db import connection, connections
 
 from rounds import writer
 from rounds.engine import CardDrawn, Decision, parse_card
@@ -25,6 +28,7 @@ from tablehub import roles
 from tablehub.models import Table
 
 STAFF_ROLES = (roles.FLOOR_MANAGER, roles.AUDITOR)  # the roles that use the admin
+ROOT = Path(__file__).resolve().parents[1]
 
 
 @pytest.fixture(autouse=True)
@@ -146,3 +150,26 @@ async def ask(communicator, frames: list, message: dict) -> dict:
         if frame.get("type") == "reply" and frame.get("client_id") == message.get("client_id"):
             await drain(communicator, frames, 0.1)
             return frame
+
+
+def database_url() -> str:
+    """The test database, as a URL for the processes a test starts (servers, workers)."""
+    db = connection.settings_dict
+    if db["ENGINE"] == "django.db.backends.sqlite3":
+        return f"sqlite:///{db['NAME']}"
+    password = f":{quote(db['PASSWORD'], safe='')}" if db.get("PASSWORD") else ""
+    return f"postgres://{db['USER']}{password}@{db['HOST']}:{db['PORT']}/{db['NAME']}"
+
+
+def django_shell(env: dict[str, str], code: str) -> None:
+    """Run ``code`` in a process of its own with ``env`` (``manage.py shell -c``); its
+    failure fails the test with the end of what it wrote to stderr."""
+    done = subprocess.run(
+        [sys.executable, "manage.py", "shell", "-c", code],
+        cwd=ROOT,
+        env=env,
+        timeout=60,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
+    assert done.returncode == 0, done.stderr.decode(errors="replace")[-3000:]

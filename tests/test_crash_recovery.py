@@ -25,11 +25,9 @@ import time
 from datetime import timedelta
 from decimal import Decimal
 from pathlib import Path
-from urllib.parse import quote
 
 import pytest
 import redis
-from django.db import connection
 from django.db.models import Sum
 from django.utils import timezone
 from websockets.exceptions import ConnectionClosed
@@ -45,6 +43,7 @@ from stations.models import Station
 from stations.services import cash_in
 from tablehub.loopback import free_port, wait_for_port
 from tablehub.models import Jurisdiction, Table, TableConfig
+from tests.helpers import database_url, django_shell
 from tests.wsclient import Client
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -57,15 +56,6 @@ def in_ci() -> bool:
 
 
 # -- processes --------------------------------------------------------------------------------
-
-
-def database_url() -> str:
-    """The test database, as a URL for the server processes."""
-    db = connection.settings_dict
-    if db["ENGINE"] == "django.db.backends.sqlite3":
-        return f"sqlite:///{db['NAME']}"
-    password = f":{quote(db['PASSWORD'], safe='')}" if db.get("PASSWORD") else ""
-    return f"postgres://{db['USER']}{password}@{db['HOST']}:{db['PORT']}/{db['NAME']}"
 
 
 def server_env(redis_url: str | None = None, **extra: str) -> dict[str, str]:
@@ -597,19 +587,6 @@ def make_table_named(name: str, **fields) -> Table:
 
 
 # -- Celery: a worker killed while it holds a due timer; Redis restarted ----------------------
-
-
-def django_shell(env: dict[str, str], code: str) -> None:
-    """Run ``code`` in a process of its own with ``env`` (``manage.py shell -c``)."""
-    subprocess.run(
-        [sys.executable, "manage.py", "shell", "-c", code],
-        cwd=ROOT,
-        env=env,
-        timeout=60,
-        check=True,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-    )
 
 
 @pytest.fixture

@@ -21,7 +21,6 @@ import sys
 from contextlib import closing
 from decimal import Decimal
 from pathlib import Path
-from urllib.parse import quote
 
 import psycopg
 import pytest
@@ -34,7 +33,7 @@ from rounds.models import Round, RoundEvent
 from stations.models import Station
 from stations.services import cash_in
 from tablehub.models import Jurisdiction, Table, TableConfig
-from tests.helpers import play
+from tests.helpers import database_url, play
 
 ROOT = Path(__file__).resolve().parents[2]
 SCENARIO = ROOT / "tests" / "scenarios" / "rule_spec_example.json"
@@ -46,15 +45,6 @@ INVALID = {  # fails on the server, mid-round: the exit status 2 path
     "shoe": ["2S", "5H", "3D", "4C", "2C", "2D", "4S", "6D", "6S", "9H"],
 }
 KEPT = re.compile(r"the replay's database is kept: DATABASE_URL=(\S+)\n")
-
-
-def database_url() -> str:
-    """The test database, as a URL for the command's process."""
-    db = connection.settings_dict
-    if db["ENGINE"] == "django.db.backends.sqlite3":
-        return f"sqlite:///{db['NAME']}"
-    password = f":{quote(db['PASSWORD'], safe='')}" if db.get("PASSWORD") else ""
-    return f"postgres://{db['USER']}{password}@{db['HOST']}:{db['PORT']}/{db['NAME']}"
 
 
 def counts() -> dict[str, int]:
