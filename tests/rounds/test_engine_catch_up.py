@@ -12,6 +12,7 @@ from decimal import Decimal
 
 import pytest
 from django.db.models import Sum
+from prometheus_client import REGISTRY
 
 from payouts.models import LedgerEntry
 from rounds import writer
@@ -21,7 +22,6 @@ from rounds.replay import rebuild
 from stations.commands import place_bets
 from stations.models import Station
 from stations.services import cash_in
-from tablehub import metrics
 from tablehub.models import Jurisdiction, Table, TableConfig
 from tests.helpers import database_url, django_shell
 
@@ -46,7 +46,8 @@ def another_process(code: str) -> None:
 
 
 def engines(how: str) -> float:
-    return metrics.ROUND_ENGINES.labels(how)._value.get()
+    """This process's count of round engines built ``how`` (tablehub/metrics.py)."""
+    return REGISTRY.get_sample_value("tablehub_round_engines_total", {"how": how}) or 0.0
 
 
 def dealt_round() -> Round:
