@@ -18,7 +18,7 @@ from rounds import writer
 from rounds.engine.scenario import drive, parse_scenario
 from rounds.live_replay import jsonable
 from rounds.models import Round
-from rounds.replay import rebuild
+from rounds.replay import catch_up, rebuild, replay
 from rounds.selectors import round_outcome
 from stations import seats
 from stations.commands import place_bets
@@ -96,6 +96,16 @@ def test_golden_round_through_the_services(path):
         settlement = rebuilt.settlement(station.name)
         assert settlement["hands"] == expected["stations"][station.name]["hands"]
         assert settlement["credits"] == expected["stations"][station.name]["credits"]
+
+    # An engine caught up from any event (another process wrote the rest) is the whole
+    # replay's: nine points from just after the bets closed to the last event.
+    rows = list(round.events.order_by("seq"))
+    for k in sorted({1 + (len(rows) - 1) * i // 8 for i in range(9)}):
+        engine = replay(round, rows[:k])
+        assert engine is not None and catch_up(engine, rows[k:]), k
+        assert engine.public_view() == rebuilt.public_view(), k
+        for name in rebuilt.seats:
+            assert engine.settlement(name) == rebuilt.settlement(name), (k, name)
 
     assert LedgerEntry.objects.aggregate(total=Sum("amount"))["total"] == 0
     house = LedgerEntry.objects.filter(round=round, station=None).aggregate(t=Sum("amount"))["t"]
