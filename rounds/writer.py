@@ -1018,7 +1018,7 @@ def _cached(round_id: int, seq: int) -> Live | None:
         *(row for row in _pending_rows(round_id) if live.seq < row.seq <= seq),
     ]
     if [row.seq for row in rows] != list(range(live.seq + 1, seq + 1)):
-        return None  # not the events in between (a void removed the round's rows?): replay
+        return None  # the log is append-only, so a gap is not expected: replay it whole
     try:
         if not replay.catch_up(live.engine, rows):
             return None
