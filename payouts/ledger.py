@@ -43,6 +43,7 @@ with the entries.
 
 from __future__ import annotations
 
+import functools
 import logging
 import re
 from collections import Counter, defaultdict
@@ -420,21 +421,32 @@ def round_books(round: Round | int) -> RoundBooks:
         station__isnull=False,
         kind__in=[LedgerEntry.Kind.STAKE, LedgerEntry.Kind.RETURN, LedgerEntry.Kind.HOUSE_LOSS],
     ).values_list("key", "kind", "amount")
-    keys: dict[EntryKey, Decimal] = {}
+    amounts: dict[str, Decimal] = {}  # key text -> amount
     for text, kind, amount in rows:
         if kind == LedgerEntry.Kind.HOUSE_LOSS:
             station = text.split(":", 3)[2]
             books.lost[station] = books.lost.get(station, Decimal(0)) + amount
         else:
-            keys[EntryKey.parse(text)] = amount
-    for key, amount in keys.items():
+            amounts[text] = amount
+    for text, amount in amounts.items():
+        key = _entry_key(text)
         if key.refund:
             continue
         if key.revision == 0 and not key.reversal:
             books.taken.add(key.item)
-        if not key.reversal and replace(key, reversal=True) not in keys:
+        # Keys are written as ``EntryKey.text`` gives them: a key's reversal is its text
+        # and the reversal's suffix (a refund is not reversed).
+        if not key.reversal and text + _REVERSAL not in amounts:
             books.now[key.item] = (key, amount)
     return books
+
+
+@functools.lru_cache(maxsize=65_536)
+def _entry_key(text: str) -> EntryKey:
+    """``EntryKey.parse``, remembered: the books of a round are read again after every
+    batch another server process wrote (rounds/writer.py), thousands of keys each time, and
+    a key (frozen) never changes."""
+    return EntryKey.parse(text)
 
 
 def post_round_items(
