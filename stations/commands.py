@@ -747,10 +747,13 @@ def station_states(stations: Sequence[Station], full: bool = True) -> list[dict[
     now = timezone.now().isoformat()
     cards = 0
     views: dict[str, dict[str, Any]] = {}
+    bets: dict[str, list[tuple[int, str, Decimal]]] = {}  # station name -> (box, code, stake)
     if round is not None and writer.bets_closed(round):  # the engine knows the round
         names = [station.name for station in stations]
-        cards, views = writer.read(round.pk, lambda engine: _views(engine, names))
-    bets = writer.stations_bets(round, [station.pk for station in stations]) if round else {}
+        cards, views, bets = writer.read(round.pk, lambda engine: _views(engine, names))
+    elif round is not None:
+        placed = writer.stations_bets(round, [station.pk for station in stations])
+        bets = {s.name: [(b.box, b.code, b.stake) for b in placed[s.pk]] for s in stations}
     states = []
     for station in stations:
         state: dict[str, Any] = {
@@ -791,7 +794,8 @@ def station_states(stations: Sequence[Station], full: bool = True) -> list[dict[
             "halted": writer.is_halted(round),
         }
         state["bets"] = [
-            {"box": b.box, "bet": b.code, "stake": fmt(b.stake)} for b in bets[station.pk]
+            {"box": box, "bet": code, "stake": fmt(stake)}
+            for box, code, stake in bets[station.name]
         ]
         if station.name in views:
             state["table"] = views[station.name]
@@ -800,8 +804,12 @@ def station_states(stations: Sequence[Station], full: bool = True) -> list[dict[
     return states
 
 
-def _views(engine: Engine, names: list[str]) -> tuple[int, dict[str, dict[str, Any]]]:
-    """How many cards the round has drawn, and the table as each station sees it."""
+def _views(
+    engine: Engine, names: list[str]
+) -> tuple[int, dict[str, dict[str, Any]], dict[str, list[tuple[int, str, Decimal]]]]:
+    """How many cards the round has drawn, the table as each station sees it, and each
+    station's bets as they closed (box, code, stake; by box, then as placed): once bets are
+    closed the engine holds them, and a batch's replies need not read the bets' rows."""
     public: dict[str, Any] | None = None
     views = {}
     for name in names:
@@ -811,4 +819,8 @@ def _views(engine: Engine, names: list[str]) -> tuple[int, dict[str, dict[str, A
             if public is None:
                 public = engine.public_view()
             views[name] = public
-    return len(engine.drawn), views
+    bets: dict[str, list[tuple[int, str, Decimal]]] = {name: [] for name in names}
+    for bet in engine.bets:  # as closed: by station, box, then as placed (writer.close_bets)
+        if bet.station in bets:
+            bets[bet.station].append((bet.box, bet.code, bet.stake))
+    return len(engine.drawn), views, bets

@@ -6,7 +6,7 @@ import pytest
 
 from payouts import ledger
 from rounds import writer
-from rounds.engine import RuleSet
+from rounds.engine import CardDrawn, RuleSet, parse_card
 from stations.commands import handle
 from stations.models import Station
 from stations.services import cash_in
@@ -288,3 +288,25 @@ def test_place_many_is_checked_as_a_whole(table, s1):
     assert bets(send(s1, 3, type="undo")) == []
     bad = send(s1, 4, type="place_many", bets="all")
     assert bad["error"]["code"] == "bad_message"
+
+
+def test_a_stations_bets_stay_in_its_state_and_replies_once_bets_close(table, s1):
+    """Once bets close the engine holds them (stations/commands.station_states): each
+    station's state and replies list its own bets by box, then as placed, to the cent."""
+    s2 = Station.objects.create(table=table, name="s2")
+    cash_in(s2, "50", key="start-s2")
+    round = writer.open_round(table)
+    send(s1, 1, type="place", box=2, bet="main", amount="5")
+    send(s1, 2, type="place", box=1, bet="main", amount="10")
+    send(s1, 3, type="place", box=1, bet="21+3", amount="2")
+    send(s2, 1, type="place", box=3, bet="main", amount="7")
+    writer.close_bets(round.pk)
+    placed = [(1, "main", "10.00"), (1, "21+3", "2.00"), (2, "main", "5.00")]
+    assert bets(send(s1, 4, type="state")) == placed
+    # Boxes 1 and 2 (s1): 9 7 and T 7; box 3 (s2): 8 9; the dealer 6 up, 5 in the hole.
+    for card in ("9C", "TC", "8D", "6S", "7H", "7D", "9S", "5H"):
+        writer.record(round.pk, CardDrawn(parse_card(card)))
+    decided = send(s1, 5, type="decide", action="stand")
+    assert decided["ok"], decided
+    assert bets(decided) == placed
+    assert bets(send(s2, 2, type="state")) == [(3, "main", "7.00")]
