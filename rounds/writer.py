@@ -279,13 +279,16 @@ def _pending_rows(round_id: int) -> list[RoundEvent]:
     return [p.row for p in _pending(round_id) if p.row is not None]
 
 
-def _log(round: Round, up_to: int | None = None) -> list[RoundEvent]:
-    """The round's event log (to ``up_to``), with what this transaction has not inserted yet."""
-    rows = round.events.order_by("seq")
+def _log(round_id: int, up_to: int | None = None, after: int = 0) -> list[RoundEvent]:
+    """The round's event log (after event ``after``, to ``up_to``), with what this
+    transaction has not inserted yet."""
+    rows = RoundEvent.objects.filter(round_id=round_id, seq__gt=after).order_by("seq")
     if up_to is not None:
         rows = rows.filter(seq__lte=up_to)
-    pending = _pending_rows(round.pk)
-    return list(rows) + [row for row in pending if up_to is None or row.seq <= up_to]
+    pending = _pending_rows(round_id)
+    return list(rows) + [
+        row for row in pending if after < row.seq and (up_to is None or row.seq <= up_to)
+    ]
 
 
 def flush() -> None:
@@ -807,10 +810,8 @@ def read(round_id: int, look: Callable[[Engine], T]) -> T:
     live = _cached(round_id, seq)
     if live is None:
         round = Round.objects.select_related("table", "config").get(pk=round_id)
-        rows = _log(round, up_to=seq)
-        live = _live(round, replay.rebuild(round, rows), generation=replay.generation(rows))
+        live = _replayed(round, _log(round_id, up_to=seq))
         live.seq = seq
-        metrics.ROUND_ENGINES.labels("replayed").inc()
     try:
         return look(live.engine)
     finally:
@@ -992,10 +993,15 @@ def _locked_live(round: Round) -> Live:
     if live is None:
         live = _cached(round.pk, round.last_seq)
     if live is None:
-        rows = _log(round)
-        live = _live(round, replay.rebuild(round, rows), generation=replay.generation(rows))
-        metrics.ROUND_ENGINES.labels("replayed").inc()
+        live = _replayed(round, _log(round.pk))
     return _own(live)
+
+
+def _replayed(round: Round, rows: list[RoundEvent]) -> Live:
+    """The round's engine from ``rows``, its log, replayed whole (and counted)."""
+    live = _live(round, replay.rebuild(round, rows), generation=replay.generation(rows))
+    metrics.ROUND_ENGINES.labels("replayed").inc()
+    return live
 
 
 def _cached(round_id: int, seq: int) -> Live | None:
@@ -1011,12 +1017,7 @@ def _cached(round_id: int, seq: int) -> Live | None:
     live = _CACHE.take_older(round_id, seq)
     if live is None:
         return None
-    rows = [
-        *RoundEvent.objects.filter(round_id=round_id, seq__gt=live.seq, seq__lte=seq).order_by(
-            "seq"
-        ),
-        *(row for row in _pending_rows(round_id) if live.seq < row.seq <= seq),
-    ]
+    rows = _log(round_id, up_to=seq, after=live.seq)
     if [row.seq for row in rows] != list(range(live.seq + 1, seq + 1)):
         return None  # the log is append-only, so a gap is not expected: replay it whole
     try:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import ast
 import gc
 import importlib
+import os
 import subprocess
 import sys
 from collections.abc import Sequence
@@ -159,6 +160,24 @@ def database_url() -> str:
         return f"sqlite:///{db['NAME']}"
     password = f":{quote(db['PASSWORD'], safe='')}" if db.get("PASSWORD") else ""
     return f"postgres://{db['USER']}{password}@{db['HOST']}:{db['PORT']}/{db['NAME']}"
+
+
+def server_env(redis_url: str | None = None, **extra: str) -> dict[str, str]:
+    """The environment of the processes a test starts (servers, workers, beat, a shell):
+    the test database, the embedded default without ``redis_url``, Celery timers and the
+    Redis layer with it; ``extra`` on top."""
+    env = {k: v for k, v in os.environ.items() if k not in ("REDIS_URL", "TABLEHUB_TIMERS")}
+    env |= {
+        "DATABASE_URL": database_url(),
+        "DJANGO_SETTINGS_MODULE": "tablehub.settings",
+        "TABLEHUB_WARM_PARSHEETS": "false",
+        "DB_CONN_MAX_AGE": "0",
+    }
+    if redis_url:
+        env |= {"REDIS_URL": redis_url, "TABLEHUB_TIMERS": "celery"}
+    else:
+        env |= {"TABLEHUB_TIMERS": "inprocess"}
+    return env | extra
 
 
 def django_shell(env: dict[str, str], code: str) -> None:

@@ -43,7 +43,7 @@ from stations.models import Station
 from stations.services import cash_in
 from tablehub.loopback import free_port, wait_for_port
 from tablehub.models import Jurisdiction, Table, TableConfig
-from tests.helpers import database_url, django_shell
+from tests.helpers import django_shell, server_env
 from tests.wsclient import Client
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -56,23 +56,6 @@ def in_ci() -> bool:
 
 
 # -- processes --------------------------------------------------------------------------------
-
-
-def server_env(redis_url: str | None = None, **extra: str) -> dict[str, str]:
-    """The environment of the server, worker and beat processes: the test database, the
-    embedded default without ``redis_url``, Celery timers and the Redis layer with it."""
-    env = {k: v for k, v in os.environ.items() if k not in ("REDIS_URL", "TABLEHUB_TIMERS")}
-    env |= {
-        "DATABASE_URL": database_url(),
-        "DJANGO_SETTINGS_MODULE": "tablehub.settings",
-        "TABLEHUB_WARM_PARSHEETS": "false",
-        "DB_CONN_MAX_AGE": "0",
-    }
-    if redis_url:
-        env |= {"REDIS_URL": redis_url, "TABLEHUB_TIMERS": "celery"}
-    else:
-        env |= {"TABLEHUB_TIMERS": "inprocess"}
-    return env | extra
 
 
 class Server:

@@ -7,7 +7,6 @@ whole log says (rounds/writer.py, "The engine cache").
 The other process is real: ``manage.py shell`` on the test database, with an engine cache
 of its own."""
 
-import os
 from decimal import Decimal
 
 import pytest
@@ -23,7 +22,7 @@ from stations.commands import place_bets
 from stations.models import Station
 from stations.services import cash_in
 from tablehub.models import Jurisdiction, Table, TableConfig
-from tests.helpers import database_url, django_shell
+from tests.helpers import django_shell, server_env
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -33,14 +32,7 @@ DEAL = ["9C", "TC", "5H", "TS", "7D", "8D", "6S", "7H"]
 
 def another_process(code: str) -> None:
     """``code`` run by a process of its own on the test database (its own engine cache)."""
-    env = {k: v for k, v in os.environ.items() if k != "REDIS_URL"}
-    env |= {
-        "DATABASE_URL": database_url(),
-        "DJANGO_SETTINGS_MODULE": "tablehub.settings",
-        "TABLEHUB_TIMERS": "none",
-        "TABLEHUB_WARM_PARSHEETS": "false",
-        "DB_CONN_MAX_AGE": "0",
-    }
+    env = server_env(TABLEHUB_TIMERS="none")  # it writes; the test fires no timer
     imports = "from rounds import writer; from rounds.engine import *; "
     django_shell(env, imports + code)
 
