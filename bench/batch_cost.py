@@ -94,6 +94,12 @@ def main() -> None:
     parser.add_argument("--stations", type=int, default=200)
     parser.add_argument("--batch", type=int, default=32)
     parser.add_argument(
+        "--history",
+        type=int,
+        default=0,
+        help="ledger entries of earlier play each station has (bench.fanout.add_history)",
+    )
+    parser.add_argument(
         "--profile",
         choices=["bet", "decision", "both"],
         help="print the top functions of the bets, the decisions or both",
@@ -108,11 +114,12 @@ def main() -> None:
     from rounds.engine import CardDrawn, parse_card
     from stations.models import Station
 
-    table_id, names = set_up_table(options.stations)
+    table_id, names = set_up_table(options.stations, options.history)
     # The server's process settings (switch interval, frozen start-up objects, the young
     # garbage collections' threshold), once the database is set up: without them the
     # collections a burst triggers are timed, and profiled, as the functions they interrupt.
     import tablehub.asgi  # noqa: F401
+
     # As a joined socket holds its station: the table and its jurisdiction read once.
     joined = Station.objects.filter(table_id=table_id).select_related("table__jurisdiction")
     stations = {s.name: s for s in joined}
@@ -121,7 +128,8 @@ def main() -> None:
     bet_profile = profile if options.profile in ("bet", "both") else None
     decision_profile = profile if options.profile in ("decision", "both") else None
     database = os.environ["DATABASE_URL"].split(":", 1)[0]
-    print(f"{options.stations} stations, batches of {options.batch}, {database}")
+    history = f", {options.history} entries of history each" if options.history else ""
+    print(f"{options.stations} stations{history}, batches of {options.batch}, {database}")
 
     bets = [
         (stations[name], {"type": "place", "client_id": "b", "box": 1, "amount": "10"})

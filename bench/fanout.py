@@ -2,7 +2,8 @@
 
     .venv/bin/python bench/fanout.py [--stations 50 200 500] [--scans 50]
         [--modes fanout decisions bets deadline] [--window-ms 500] [--decision-timer 5]
-        [--clock prompt|ping] [--seed 1] [--gc-log] [--processes 1]
+        [--clock prompt|ping] [--seed 1] [--gc-log] [--processes 1] [--history 0]
+        [--py-spy DIR]
 
 For each N: starts daphne on 127.0.0.1 (embedded default: SQLite, in-memory channel layer;
 with REDIS_URL set, the Redis layer), connects N stations over real websockets (the
@@ -36,6 +37,11 @@ With ``--processes P`` (the production stack: DATABASE_URL and REDIS_URL) P daph
 serve the table and station k joins process k mod P, as a load balancer spreads them; the
 reader and the deadline's probe use the first. The memory is the sum over the P processes.
 
+With ``--history H`` every station's ledger holds H entries of earlier players' sessions
+before the bursts (a busy station writes about 1500 a day): what a burst reads must not grow
+with them. With ``--py-spy DIR`` each burst's server processes are sampled by py-spy, the
+collapsed stacks written to DIR (``spied``).
+
 With ``--gc-log`` the server runs with its garbage collections logged, and the report lists
 those around the deadline (a collection stops the server's event loop: frames wait unstamped).
 
@@ -51,6 +57,7 @@ import gc
 import json
 import os
 import random
+import signal
 import statistics
 import subprocess
 import sys
@@ -426,7 +433,10 @@ def deadline_report(
 # --- our server ------------------------------------------------------------------------------
 
 
-def set_up_table(stations: int) -> tuple[int, list[str]]:
+def set_up_table(stations: int, history: int = 0) -> tuple[int, list[str]]:
+    """A table with ``stations`` stations of 1000.00 credits each, a player session each;
+    with ``history``, each station's ledger holds that many entries of earlier players'
+    sessions before it (``add_history``)."""
     import django
 
     django.setup()
@@ -449,13 +459,48 @@ def set_up_table(stations: int) -> tuple[int, list[str]]:
         table=table, version=1, rules=RuleSet(decks=8).to_dict(), timers=TIMERS
     )
     names = [f"st{n:04d}" for n in range(stations)]
+    rows = []
     for name in names:
         row = StationRow(table=table, name=name)
         row.set_credential(name)
         row.save()
+        rows.append(row)
+    if history:  # earlier players' sessions, before this one's cash-in
+        add_history(table.pk, history)
+    for row in rows:
         cash_in(row, "1000", key="start")
     analyze()
     return table.pk, names
+
+
+def add_history(table_id: int, entries: int) -> None:
+    """Give each station of the table ``entries`` ledger entries of earlier play: a stake of
+    10.00 and its return of 10.00 in turn, so that its credits stay what they were. A
+    station of a busy stadium writes about 1500 a day (two a round, 60 rounds an hour, 12
+    hours): what a burst reads must not grow with them. One INSERT ... SELECT (PostgreSQL
+    and SQLite both), written straight to the table: these entries have no house side and
+    no link in the table's chain, so ``manage.py check_ledger`` would report them."""
+    from django.db import connection
+    from django.utils import timezone
+
+    from payouts.models import LedgerEntry
+    from stations.models import Station as StationRow
+
+    quote = connection.ops.quote_name
+    sql = (
+        "WITH RECURSIVE played(n) AS (SELECT 0 UNION ALL SELECT n + 1 FROM played"
+        " WHERE n + 1 < %s)"
+        f" INSERT INTO {quote(LedgerEntry._meta.db_table)}"
+        " (station_id, table_id, kind, amount, {key}, created_at, chain_link)"
+        " SELECT station.id, station.table_id,"
+        " CASE WHEN played.n %% 2 = 0 THEN 'stake' ELSE 'return' END,"
+        " CASE WHEN played.n %% 2 = 0 THEN -10 ELSE 10 END,"
+        " 'history:' || station.id || ':' || played.n, %s, ''"
+        f" FROM {quote(StationRow._meta.db_table)} station, played"
+        " WHERE station.table_id = %s"
+    ).format(key=quote("key"))
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [entries, timezone.now(), table_id])
 
 
 def analyze() -> None:
@@ -514,6 +559,37 @@ class Options:
     seed: int
     gc_log: bool  # the server logs its garbage collections (``logged_server``)
     processes: int = 1  # daphne processes sharing the stations (needs REDIS_URL when > 1)
+    py_spy: Path | None = None  # where each burst's samples of the server go (``spied``)
+    history: int = 0  # ledger entries of earlier sessions each station has (``add_history``)
+
+
+class spied:
+    """py-spy samples every server process while a burst runs (``--py-spy DIR``): one file of
+    collapsed stacks per burst and process, ``DIR/<burst>-<n>-<pid>.txt``, for flame graphs or
+    a count of the functions a burst spends its time in. Nothing when no DIR was given."""
+
+    def __init__(self, options: Options, label: str, pids: list[int]) -> None:
+        self.directory, self.label, self.pids = options.py_spy, label, pids
+        self.samplers: list[subprocess.Popen] = []
+
+    async def __aenter__(self) -> None:
+        if self.directory is None:
+            return
+        py_spy = str(Path(sys.executable).with_name("py-spy"))
+        for pid in self.pids:
+            out = self.directory / f"{self.label}-{pid}.txt"
+            command = [py_spy, "record", "--pid", str(pid), "--rate", "500", "--threads"]
+            command += ["--nonblocking", "--format", "raw", "--output", str(out)]
+            self.samplers.append(
+                subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            )
+        await asyncio.sleep(0.5)  # py-spy has attached
+
+    async def __aexit__(self, *_exc: object) -> None:
+        for sampler in self.samplers:
+            sampler.send_signal(signal.SIGINT)  # py-spy writes its file on an interrupt
+        for sampler in self.samplers:
+            await asyncio.to_thread(sampler.wait, 30)
 
 
 async def measure(
@@ -528,7 +604,6 @@ async def measure(
     import websockets
     from asgiref.sync import sync_to_async
     from websockets.typing import Origin
-
 
     n = len(names)
     slow = 60.0 + 0.1 * n  # the longest wait for one reply or event in a burst
@@ -573,7 +648,8 @@ async def measure(
     round_id = await sync_to_async(new_round)(table_id)
     bet = {"type": "place", "client_id": "b", "box": 1, "amount": "10"}
     cpu = cpu_seconds(server_pids)
-    result["bets"] = await burst(stations, bet, slow)
+    async with spied(options, f"bets-{n}", server_pids):
+        result["bets"] = await burst(stations, bet, slow)
     result["bets_cpu"] = cpu_line(cpu, cpu_seconds(server_pids), n)
     await asyncio.sleep(1.0)  # the bets' events have reached every station: a quiet client
     result["bets_reference"] = (await burst(reference.target.stations, bet, slow))[0]
@@ -617,7 +693,8 @@ async def measure(
         await station.next(lambda f: f.get("event", {}).get("type") == "prompt", slow)
     decide = {"type": "decide", "client_id": "d", "action": "stand"}
     cpu = cpu_seconds(server_pids)
-    result["decisions"] = await burst(stations, decide, slow)
+    async with spied(options, f"decisions-{n}", server_pids):
+        result["decisions"] = await burst(stations, decide, slow)
     result["decisions_cpu"] = cpu_line(cpu, cpu_seconds(server_pids), n)
     phase = await sync_to_async(wait_until_ended)(round_id, slow)
     if phase != "settled":
@@ -843,7 +920,7 @@ def gc_report(log_path: Path, deadline: float | None) -> list[str]:
 
 def run(n: int, options: Options, env: dict[str, str], timers: str) -> None:
     started = time.monotonic()
-    table_id, names = set_up_table(n)
+    table_id, names = set_up_table(n, options.history)
     ports, reference_port = [free_port() for _ in range(options.processes)], free_port()
     gc_log = Path(tempfile.mkdtemp(prefix="tablehub-gc-")) / "gc.log"
     launcher = [__file__, "--gc-logged-server", str(gc_log)] if options.gc_log else None
@@ -872,7 +949,11 @@ def run(n: int, options: Options, env: dict[str, str], timers: str) -> None:
     layer = "Redis" if os.environ.get("REDIS_URL") else "in-memory"
     database = os.environ["DATABASE_URL"].partition(":")[0]
     servers_used = f"{options.processes} server processes, " if options.processes > 1 else ""
-    print(f"N = {n} stations ({servers_used}{database}, {layer} channel layer, {timers} timers)")
+    history = f", {options.history} ledger entries of history each" if options.history else ""
+    print(
+        f"N = {n} stations ({servers_used}{database}, {layer} channel layer, {timers} timers"
+        f"{history})"
+    )
     before, first, joined = result["rss"]
     print(
         f"  server RSS: {before / 1024:.1f} MiB before, {first / 1024:.1f} MiB after the first"
@@ -953,7 +1034,22 @@ def main() -> None:
         help="daphne processes, stations spread over them in turn (more than 1 needs REDIS_URL"
         " and DATABASE_URL: the processes share the channel layer and the database)",
     )
+    parser.add_argument(
+        "--history",
+        type=int,
+        default=0,
+        help="ledger entries of earlier sessions each station has before the bursts (about"
+        " 1500 a day at a busy station)",
+    )
+    parser.add_argument(
+        "--py-spy",
+        metavar="DIR",
+        help="sample the server processes with py-spy (pip install py-spy) during each burst;"
+        " the collapsed stacks go to DIR",
+    )
     args = parser.parse_args()
+    if args.py_spy:
+        Path(args.py_spy).mkdir(parents=True, exist_ok=True)
     if args.processes > 1 and not (os.environ.get("REDIS_URL") and os.environ.get("DATABASE_URL")):
         parser.error("--processes > 1 needs REDIS_URL and DATABASE_URL (the production stack)")
     options = Options(
@@ -965,6 +1061,8 @@ def main() -> None:
         args.seed,
         args.gc_log,
         args.processes,
+        Path(args.py_spy) if args.py_spy else None,
+        args.history,
     )
     env, timers = bench_environment()
     for n in args.stations:
