@@ -59,11 +59,12 @@ def test_check_ledger_names_each_broken_invariant(capsys):
         "the whole ledger sums to 5.00, not 0.00",
         "entry forged has no house mirror",
         f"round {round.pk}'s entries sum to 5.00, not 0.00",
-        # written past the ledger, so past the meters too (payouts/meters.py)
+        # written past the ledger, so past the station's kept credits and the meters too
+        f"station {s1.pk} (s1)'s credits 90.00 are not the sum of its entries, 95.00",
         f"station {s1.pk} (s1)'s meter total_won is 0.00, the ledger says 5.00",
         f"table {s1.table_id}'s meter total_won is 0.00, the ledger says 5.00",
     ]
-    with pytest.raises(CommandError, match=r"the ledger is broken: 5 invariant\(s\)") as exc:
+    with pytest.raises(CommandError, match=r"the ledger is broken: 6 invariant\(s\)") as exc:
         call_command("check_ledger")
     assert exc.value.returncode == 1
     assert capsys.readouterr().err.splitlines() == broken
@@ -78,6 +79,7 @@ def test_a_mirror_with_another_amount_is_named():
     assert ledger.check() == [
         "the whole ledger sums to 1.00, not 0.00",
         "entry k and its house mirror do not match",
+        f"station {s1.pk} (s1)'s credits 0.00 are not the sum of its entries, 5.00",
         f"station {s1.pk} (s1)'s meter cash_in is 0.00, the ledger says 5.00",
         f"table {table.pk}'s meter cash_in is 0.00, the ledger says 5.00",
     ]
