@@ -271,7 +271,12 @@ if REDIS_URL:
             "BACKEND": "django.core.cache.backends.redis.RedisCache",
             "LOCATION": REDIS_URL,
             "KEY_PREFIX": "tablehub",
-            "OPTIONS": {"socket_timeout": 5, "socket_connect_timeout": 5},
+            "OPTIONS": {
+                "socket_timeout": 5,
+                "socket_connect_timeout": 5,
+                # One pool for every context of the process, not one per websocket.
+                "pool_class": "tablehub.redis_pool.SharedConnectionPool",
+            },
         }
     }
 else:
