@@ -564,9 +564,10 @@ class Options:
 
 
 class spied:
-    """py-spy samples every server process while a burst runs (``--py-spy DIR``): one file of
-    collapsed stacks per burst and process, ``DIR/<burst>-<n>-<pid>.txt``, for flame graphs or
-    a count of the functions a burst spends its time in. Nothing when no DIR was given."""
+    """py-spy samples every server process while a burst or the fan-out's scans run
+    (``--py-spy DIR``): one file of collapsed stacks per burst and process,
+    ``DIR/<burst>-<n>-<pid>.txt``, for flame graphs or a count of the functions a burst spends
+    its time in. Nothing when no DIR was given."""
 
     def __init__(self, options: Options, label: str, pids: list[int]) -> None:
         self.directory, self.label, self.pids = options.py_spy, label, pids
@@ -681,9 +682,10 @@ async def measure(
         def is_burn(frame: dict) -> bool:
             return frame.get("event", {}).get("type") == "burn"
 
-        fanout, reference_fanout = await fan_out(
-            [Target(stations, burn, is_burn), reference.target], options.scans
-        )
+        async with spied(options, f"fanout-{n}", server_pids):
+            fanout, reference_fanout = await fan_out(
+                [Target(stations, burn, is_burn), reference.target], options.scans
+            )
         result["fanout"], result["reference"] = fanout, reference_fanout
         for _ in range(options.scans):  # the reader's answers to the burns
             await asyncio.wait_for(shoe.recv(), slow)

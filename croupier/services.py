@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.db import transaction
+from django.utils import timezone
 
 from croupier.conservation import CardCountExceeded
 from rounds import writer
@@ -26,6 +27,16 @@ def current_shoe(table: Table) -> Shoe:
         config = table.current_config()
         assert config is not None  # a table without a configuration cannot be dealt to
         shoe = Shoe.objects.create(table=table, decks=config.ruleset().decks)
+    return shoe
+
+
+def locked_shoe(table: Table) -> Shoe:
+    """The table's current shoe, its row locked until the transaction ends: every card input
+    locks it first, then the round. One query when the table has a shoe open."""
+    open_shoes = table.shoes.select_for_update().filter(closed_at__isnull=True)
+    shoe = open_shoes.order_by("-pk").first()
+    if shoe is None:  # none yet, or the one open was closed (a shuffle) while we waited
+        shoe = Shoe.objects.select_for_update().get(pk=current_shoe(table).pk)
     return shoe
 
 
@@ -85,7 +96,7 @@ def apply_passed_deadline(table: Table) -> None:
     round no longer wants is refused for what is true then (``card_not_expected`` when the
     timeout ended the round)."""
     round = writer.current_round(table.pk)
-    if round is not None:
+    if round is not None and writer.past_deadline(round, timezone.now()):
         writer.expire_if_late(round.pk)
 
 
@@ -99,7 +110,7 @@ def scan(table: Table, seq: object, card: object, burn: bool = False) -> dict[st
         raise EngineError(exc.reason, code="unreadable_card") from None
     apply_passed_deadline(table)
     with transaction.atomic():
-        shoe = Shoe.objects.select_for_update().get(pk=current_shoe(table).pk)
+        shoe = locked_shoe(table)
         if seq <= shoe.reader_seq:
             return {"duplicate": True, "seq": seq}
         if seq != shoe.reader_seq + 1:

@@ -25,8 +25,8 @@ from croupier.conservation import CardCountExceeded, raise_alert, reconcile, rec
 from croupier.services import (
     apply_passed_deadline,
     check_shoe_copies,
-    current_shoe,
     face_down_card,
+    locked_shoe,
     scan,
 )
 from croupier.tablet_state import croupier_state, current_round
@@ -116,7 +116,7 @@ def manual_card(table: Table, card: str, burn: bool = False) -> dict[str, Any]:
     apply_passed_deadline(table)
     try:
         with transaction.atomic():
-            shoe = Shoe.objects.select_for_update().get(pk=current_shoe(table).pk)
+            shoe = locked_shoe(table)
             result = scan(table, shoe.reader_seq + 1, card, burn=burn)
     except CardCountExceeded as refusal:
         raise_alert(refusal)  # the scan is undone; the alert is kept
@@ -286,7 +286,7 @@ def discard_card(
         except EngineError as exc:
             raise EngineError(exc.reason, code="unreadable_card") from None
     with transaction.atomic():
-        shoe = Shoe.objects.select_for_update().get(pk=current_shoe(table).pk)
+        shoe = locked_shoe(table)
         round = table.rounds.filter(phase__in=IN_PLAY).order_by("-pk").first()
         if round is None:
             raise EngineError("no round is being dealt", code="no_round")

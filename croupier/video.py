@@ -14,11 +14,11 @@ import logging
 
 from django.db import transaction
 
-from croupier.services import current_shoe
+from croupier.services import locked_shoe
 from croupier.virtual_shoe import deal_next, shuffle_ahead
 from rounds.engine import EngineError
 from rounds.models import CARD_PHASES, Round
-from tablehub.models import Shoe, Table
+from tablehub.models import Table
 
 log = logging.getLogger("tablehub.video")
 
@@ -31,7 +31,7 @@ def deal_video_card(round_id: int, seq: int) -> None:
     try:
         with transaction.atomic():
             # Every card input locks the shoe first, then the round (as croupier.services.scan).
-            Shoe.objects.select_for_update().get(pk=current_shoe(round.table).pk)
+            locked_shoe(round.table)
             locked = Round.objects.select_for_update().get(pk=round_id)
             if locked.last_seq != seq or locked.phase not in CARD_PHASES:
                 return  # the round moved on: this job is stale

@@ -19,7 +19,7 @@ from collections import Counter
 
 from django.db import transaction
 
-from croupier.services import apply_passed_deadline, current_shoe, scan
+from croupier.services import apply_passed_deadline, locked_shoe, scan
 from rounds import writer
 from rounds.engine import EngineError
 from rounds.models import CARD_PHASES, Round
@@ -45,7 +45,7 @@ def shuffle_ahead(round: Round) -> None:
     committed as the round opens, before any bet (at a table with a cut card only when the
     shoe has no order left to deal). Called in the transaction that opens the round."""
     table = round.table
-    shoe = Shoe.objects.select_for_update().get(pk=current_shoe(table).pk)
+    shoe = locked_shoe(table)
     order = shoe.virtual_order or {}
     dealing = (
         order.get("shuffle") is not None
@@ -60,7 +60,7 @@ def deal_next(table: Table, burn: bool = False) -> dict:
     """Draw the next card of the virtual shoe and scan it like a reader would."""
     apply_passed_deadline(table)
     with transaction.atomic():
-        shoe = Shoe.objects.select_for_update().get(pk=current_shoe(table).pk)
+        shoe = locked_shoe(table)
         round = table.rounds.filter(phase__in=CARD_PHASES).order_by("-pk").first()
         if round is None:  # checked before any card is looked at
             raise EngineError(

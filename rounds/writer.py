@@ -47,6 +47,7 @@ from typing import Any, TypeVar
 
 from django.core.cache import cache
 from django.db import connection, transaction
+from django.db.models import QuerySet
 from django.utils import timezone
 
 from payouts import ledger
@@ -358,14 +359,20 @@ def _held(round_id: int) -> Round | None:
 
 def _locked(round_id: int) -> Round:
     """The round's row, locked until this transaction ends."""
-    return _held(round_id) or Round.objects.select_for_update().get(pk=round_id)
+    return _held(round_id) or _for_update().get(pk=round_id)
 
 
 def locked_round(round_id: int) -> Round | None:
     """The round's row (None: no such round), locked until this transaction ends: the one
     to hand back to the writer's functions that take a locked round (inside a batch, the
     row the batch holds; another copy would be out of date)."""
-    return _held(round_id) or Round.objects.select_for_update().filter(pk=round_id).first()
+    return _held(round_id) or _for_update().filter(pk=round_id).first()
+
+
+def _for_update() -> QuerySet[Round]:
+    """Rounds read with their row locked, and their table (a settlement reads whether the
+    table is open, a card wanted whether it is a video table): one query, not two."""
+    return Round.objects.select_for_update(of=("self",)).select_related("table")
 
 
 @contextmanager
@@ -641,7 +648,7 @@ def record(round_id: int, event: Event, at: datetime | None = None) -> list[Noti
     if not isinstance(event, Timeout) and not (isinstance(event, Decision) and event.automatic):
         step = _held(round_id) or Round.objects.only("deadline", "step_key").get(pk=round_id)
         step_key, deadline = step.step_key, step.deadline  # before the expiry moves them on
-        late = _past_deadline(step, at or timezone.now())
+        late = past_deadline(step, at or timezone.now())
         # The expiry stands on its own: it is committed even if the late command is refused.
         notices = expire(round_id, step_key) if late else []
         if late and at is not None and isinstance(event, Decision):
@@ -765,13 +772,14 @@ def expire_if_late(round_id: int, at: datetime | None = None) -> list[Notice]:
     """Apply the current step's expiry when a command received ``at`` (now, if not given)
     came after its deadline (a timer may be late)."""
     round = _held(round_id) or Round.objects.only("deadline", "step_key").get(pk=round_id)
-    if not _past_deadline(round, at or timezone.now()):
+    if not past_deadline(round, at or timezone.now()):
         return []  # on time: the step is still open for it
     return expire(round_id, round.step_key)
 
 
-def _past_deadline(round: Round, at: datetime) -> bool:
-    """Whether a command received ``at`` came after the round's timed step closed."""
+def past_deadline(round: Round, at: datetime) -> bool:
+    """Whether a command received ``at`` came after the round's timed step closed (by the
+    row as read: ``expire_if_late`` reads it again before it acts)."""
     return bool(round.step_key) and round.deadline is not None and at > round.deadline
 
 
