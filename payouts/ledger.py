@@ -296,12 +296,8 @@ def _add_credits(entries: Iterable[LedgerEntry]) -> None:
     for entry in entries:
         if entry.station_id is not None:
             added[entry.station_id] += meters.cents(entry.amount)
-    rows = sorted(added.items())
-    if not rows:
-        return
-    values = ", ".join(["(%s, %s)"] * len(rows))
-    with connection.cursor() as cursor:
-        cursor.execute(_ADD_CREDITS_SQL.format(values=values), [v for row in rows for v in row])
+    rows = [([station_id], {"cents": cents}) for station_id, cents in sorted(added.items())]
+    meters.add_counts(StationCredits, ["station_id"], ["cents"], rows)
 
 
 def other_side(kind: str) -> str:
@@ -696,18 +692,11 @@ _SESSION_SQL = (
     " ON {table}.{station} = since.station AND {table}.{id} >= since.first"
     " WHERE {table}.{id} >= %s GROUP BY {table}.{station}, {kind}"
 ).format(**_COLUMNS)
-_CREDITS = {
-    "table": StationCredits._meta.db_table,
-    "station": StationCredits._meta.pk.column,
-    "cents": StationCredits._meta.get_field("cents").column,
-}
 _BALANCES_SQL = "SELECT {station}, {cents} FROM {table} WHERE {station} IN ({{ids}})".format(
-    **_CREDITS
+    table=StationCredits._meta.db_table,
+    station=StationCredits._meta.pk.column,
+    cents=StationCredits._meta.get_field("cents").column,
 )
-_ADD_CREDITS_SQL = (
-    "INSERT INTO {table} ({station}, {cents}) VALUES {{values}} ON CONFLICT ({station})"
-    " DO UPDATE SET {cents} = {table}.{cents} + excluded.{cents}"
-).format(**_CREDITS)
 
 
 def cash_in_entry(station: Station, client_key: str) -> int | None:
@@ -863,11 +852,11 @@ def check() -> list[str]:
         .distinct()
     )
     # The kept credits of every station with entries or a row (one with a row and no entry
-    # must hold 0.00).
-    kept = StationCredits.objects.values_list("station_id", flat=True)
-    shown = balances([*sorted(by_station), *kept])
+    # must hold 0.00), all read at once.
+    kept = dict(StationCredits.objects.values_list("station_id", "cents"))
+    shown = {s: meters.money(kept.get(s, 0)) for s in sorted(set(by_station) | set(kept))}
     names |= dict(Station.objects.filter(pk__in=set(shown) - set(names)).values_list("pk", "name"))
-    for station_id in sorted(shown):
+    for station_id in shown:
         amount = by_station.get(station_id, Decimal(0))
         if amount < 0:
             broken.append(

@@ -22,13 +22,13 @@ from __future__ import annotations
 
 import threading
 from collections import Counter, defaultdict
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any
 
-from django.db import connection, transaction
+from django.db import connection, models, transaction
 
 from payouts.models import LedgerEntry, Meters, StationMeter, TableMeter
 from stations.models import Station
@@ -203,28 +203,39 @@ def _write(changes: Changes) -> None:
     if not changes:
         return
     with transaction.atomic(savepoint=False):  # with the entries, even outside a transaction
-        _upsert(
+        add_counts(
             StationMeter,
             ["station_id", "table_id"],
+            COLUMNS,
             [([s, changes.table_of[s]], c) for s, c in sorted(changes.stations.items())],
         )
-        _upsert(TableMeter, ["table_id"], [([t], c) for t, c in sorted(changes.tables.items())])
+        add_counts(
+            TableMeter, ["table_id"], COLUMNS, [([t], c) for t, c in sorted(changes.tables.items())]
+        )
 
 
-def _upsert(model: type[Meters], keys: list[str], rows: list[tuple[list[int], Counter]]) -> None:
-    """Insert each row's counters, or add them to the row there (PostgreSQL and SQLite
-    both speak ``ON CONFLICT ... DO UPDATE``)."""
-    table = connection.ops.quote_name(model._meta.db_table)
-    names = [*keys, *COLUMNS]
-    columns = ", ".join(connection.ops.quote_name(name) for name in names)
+def add_counts(
+    model: type[models.Model],
+    keys: list[str],
+    counted: Sequence[str],
+    rows: Sequence[tuple[Sequence[int], Mapping[str, int]]],
+) -> None:
+    """Insert each row (its ``keys``' values, then its ``counted`` columns' counts), or add
+    its counts to the row there, in one statement (PostgreSQL and SQLite both speak
+    ``ON CONFLICT ... DO UPDATE``): an addition, so two writers never lose a count. The
+    meters' rows, and the ledger's kept credits (payouts/ledger.py)."""
+    if not rows:
+        return
+    quote = connection.ops.quote_name
+    table = quote(model._meta.db_table)
+    names = [*keys, *counted]
+    columns = ", ".join(quote(name) for name in names)
     values = ", ".join(["(" + ", ".join(["%s"] * len(names)) + ")"] * len(rows))
-    counted = ", ".join(
-        f"{q} = {table}.{q} + excluded.{q}" for q in map(connection.ops.quote_name, COLUMNS)
-    )
-    params = [v for key, counters in rows for v in [*key, *(counters[c] for c in COLUMNS)]]
+    adding = ", ".join(f"{q} = {table}.{q} + excluded.{q}" for q in map(quote, counted))
+    params = [v for key, counts in rows for v in [*key, *(counts.get(c, 0) for c in counted)]]
     sql = (
         f"INSERT INTO {table} ({columns}) VALUES {values} "
-        f"ON CONFLICT ({connection.ops.quote_name(keys[0])}) DO UPDATE SET {counted}"
+        f"ON CONFLICT ({quote(keys[0])}) DO UPDATE SET {adding}"
     )
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
