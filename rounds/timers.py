@@ -20,7 +20,8 @@ import contextvars
 import logging
 import os
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from datetime import datetime
 from functools import partial
 from typing import Any
@@ -51,13 +52,56 @@ _JOBS: dict[str, Callable[..., object]] = {}
 _TASKS: dict[str, Any] = {}
 
 
-_STOPPED = threading.Event()  # this process stops acting on timers (``stop``)
+class _Gate:
+    """Whether this process's timers and periodic jobs may run, and how many are running: a
+    job runs only through ``running()``; ``close`` waits for those already running."""
+
+    def __init__(self) -> None:
+        self._changed = threading.Condition()
+        self._open = True
+        self._running = 0
+
+    def close(self, wait: float) -> bool:
+        """No job starts from now on; True once none runs (False: one still ran after
+        ``wait`` seconds)."""
+        with self._changed:
+            self._open = False
+            return self._changed.wait_for(lambda: self._running == 0, timeout=wait)
+
+    def open(self) -> None:
+        with self._changed:
+            self._open = True
+
+    @contextmanager
+    def running(self) -> Iterator[bool]:
+        """Yields whether the job may run; while it does, ``close`` waits for it."""
+        with self._changed:
+            allowed = self._open
+            self._running += allowed
+        try:
+            yield allowed
+        finally:
+            if allowed:
+                with self._changed:
+                    self._running -= 1
+                    self._changed.notify_all()
 
 
-def stop() -> None:
-    """From now on, timers of this process that come due do nothing (a live replay's own
-    server, whose database is about to go)."""
-    _STOPPED.set()
+_GATE = _Gate()
+
+
+def stop(wait: float = 10.0) -> bool:
+    """From now on, timers and periodic jobs of this process that come due do nothing, and
+    those already running are waited for (up to ``wait`` seconds; False if one still runs):
+    a live replay's own server, whose database is about to go, or a test whose database is
+    about to be emptied."""
+    return _GATE.close(wait)
+
+
+def resume() -> None:
+    """Timers and periodic jobs of this process act again (a test's new database is ready;
+    a timer that came due while stopped stays undone, as after a crash: the sweep finds it)."""
+    _GATE.open()
 
 
 def register(name: str, job: Callable[..., object], task: Any) -> None:
@@ -116,8 +160,8 @@ def every(seconds: float, job: Callable[[], object]) -> bool:
 
     async def run() -> None:
         try:
-            if settings.TABLEHUB_TIMERS == "inprocess" and not _STOPPED.is_set():
-                await database_sync_to_async(job)()
+            if settings.TABLEHUB_TIMERS == "inprocess":
+                await database_sync_to_async(_gated)(job)
         except RuntimeError as exc:
             if "shutdown" in str(exc):
                 return  # the process is exiting: no next run
@@ -144,10 +188,8 @@ def server_loop() -> asyncio.AbstractEventLoop | None:
 
 def _fire_on_loop(name: str, args: tuple) -> None:
     async def fire() -> None:
-        if _STOPPED.is_set():
-            return
         try:
-            await database_sync_to_async(_job(name))(*args)
+            await database_sync_to_async(_gated)(_job(name), *args)
         except RuntimeError as exc:
             # The process is exiting (its thread pool is shut down): the deadline is stored,
             # and the next start re-arms it (rounds.recovery).
@@ -157,12 +199,17 @@ def _fire_on_loop(name: str, args: tuple) -> None:
     asyncio.ensure_future(fire())
 
 
+def _gated(job: Callable[..., object], *args: object) -> None:
+    """Run ``job`` unless the timers are stopped (in the calling database thread)."""
+    with _GATE.running() as allowed:
+        if allowed:
+            job(*args)
+
+
 def _fire_in_thread(name: str, args: tuple) -> None:
-    if _STOPPED.is_set():
-        return
     close_old_connections()
     try:
-        _job(name)(*args)
+        _gated(_job(name), *args)
     except Exception:  # logged like any failed timer; the sweep fires an overdue step again
         log.exception("timer %s%r failed", name, args)
     finally:

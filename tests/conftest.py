@@ -13,6 +13,7 @@ import os
 import signal
 import sys
 import warnings
+from collections.abc import Iterator
 
 import psycopg
 import pytest
@@ -200,6 +201,19 @@ def _no_cached_engines_from_earlier_tests():
 def _timers_fired_by_the_test(settings):
     """Unit tests fire round expiries themselves; the end-to-end tests start real servers."""
     settings.TABLEHUB_TIMERS = "none"
+
+
+@pytest.fixture
+def in_process_timers(transactional_db, settings) -> Iterator[None]:
+    """The in-process server's timers and periodic sweeps act for this test ("inprocess"),
+    and are stopped, the running ones waited for, before its database is emptied: a sweep
+    still reading while PostgreSQL truncates the tables deadlocks the flush (seen in CI)."""
+    from rounds import timers
+
+    settings.TABLEHUB_TIMERS = "inprocess"
+    timers.resume()
+    yield
+    assert timers.stop(wait=10), "a timer or sweep still ran 10 s after the test"
 
 
 @pytest.fixture(autouse=True)

@@ -39,7 +39,7 @@ ORIGIN = Origin("http://127.0.0.1")
 
 
 @pytest.fixture
-def stadium(transactional_db, settings):
+def stadium(in_process_timers, settings):
     from rounds.live_replay import in_process_server  # starts daphne (Twisted) once
 
     # No betting timer (bets close by hand here; one would outlive the test): the decision

@@ -60,12 +60,11 @@ def browser() -> Iterator:
 
 
 @pytest.fixture
-def server(transactional_db, settings) -> str:
+def server(in_process_timers) -> str:
     """The real ASGI server (daphne, in this process, on a free port): its http:// URL.
     Its timers run on its own event loop, as in the embedded single-process server."""
     from rounds.live_replay import in_process_server
 
-    settings.TABLEHUB_TIMERS = "inprocess"
     return in_process_server().replace("ws://", "http://", 1)
 
 

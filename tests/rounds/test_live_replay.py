@@ -37,8 +37,7 @@ def fresh_channel_layer_afterwards():
 
 
 @pytest.fixture
-def live(transactional_db, settings):
-    settings.TABLEHUB_TIMERS = "inprocess"
+def live(in_process_timers):
     return play_live
 
 
