@@ -199,8 +199,13 @@ def _no_cached_engines_from_earlier_tests():
 
 @pytest.fixture(autouse=True)
 def _timers_fired_by_the_test(settings):
-    """Unit tests fire round expiries themselves; the end-to-end tests start real servers."""
+    """Unit tests fire round expiries themselves; the end-to-end tests start real servers.
+    Timers act again (an earlier test's ``in_process_timers`` stopped them before its
+    database was emptied)."""
+    from rounds import timers
+
     settings.TABLEHUB_TIMERS = "none"
+    timers.resume()
 
 
 @pytest.fixture
