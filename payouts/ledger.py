@@ -67,6 +67,7 @@ from rounds.engine import EngineError
 from rounds.models import Round
 from stations.models import Station
 from tablehub import until_commit
+from tablehub.rows import insert_rows
 
 log = logging.getLogger("tablehub.payouts")
 
@@ -281,7 +282,7 @@ def _post(
         ]
     if entries:
         chain.link_entries(entries)  # linked in this transaction, in this order
-        LedgerEntry.objects.bulk_create(entries)
+        insert_rows(LedgerEntry, entries)
         _add_credits(entries)
         meters.add(counted)
     return len(entries) // 2

@@ -64,6 +64,7 @@ from rounds.selectors import dealer_outcome_key
 from stations.models import BetSlip, Station
 from tablehub import broadcast, lazy_savepoint, metrics, until_commit
 from tablehub.models import Jurisdiction, Table
+from tablehub.rows import insert_rows
 
 log = logging.getLogger("tablehub.rounds")
 
@@ -300,10 +301,10 @@ def flush() -> None:
         return
     assert len(connection.savepoint_ids) == _HELD.depth, "flush inside a message's savepoint"
     pending = _pending()
-    rows = [p.row for p in pending if p.row is not None]
-    if rows:
-        chain.link_events(_HELD.table_id, rows)
-        RoundEvent.objects.bulk_create(rows)
+    new = [p.row for p in pending if p.row is not None]
+    if new:
+        chain.link_events(_HELD.table_id, new)
+        insert_rows(RoundEvent, new)
         for event in pending:
             event.row = None
     _write_bets(_pending_bets())
@@ -523,17 +524,20 @@ def _write_bets(changes: list[_PendingBets], round: Round | None = None) -> None
     round = round or _HELD.round
     assert round is not None
     last = {change.station_id: change for change in changes}
-    BetSlip.objects.bulk_create(
+    insert_rows(
+        BetSlip,
         [BetSlip(round=round, station_id=pk, groups=c.groups) for pk, c in last.items()],
-        update_conflicts=True,
-        unique_fields=["round", "station"],
-        update_fields=["groups"],
+        update_on=["round", "station"],
+        update=["groups"],
     )
     Bet.objects.filter(round=round, station_id__in=last).delete()
-    Bet.objects.bulk_create(
-        Bet(round=round, station_id=pk, box=box, code=code, stake=stake)
-        for pk, change in last.items()
-        for (box, code), stake in change.stakes.items()
+    insert_rows(
+        Bet,
+        (
+            Bet(round=round, station_id=pk, box=box, code=code, stake=stake)
+            for pk, change in last.items()
+            for (box, code), stake in change.stakes.items()
+        ),
     )
     for change in changes:
         change.written = True
@@ -1169,7 +1173,7 @@ def _write_results(round: Round, engine: Engine, stations: dict[str, Station]) -
             )
         for special in seat.specials:
             specials[(stations[name].pk, special.box, special.code)] = special
-    Hand.objects.bulk_create(hands)
+    insert_rows(Hand, hands)
     # The special bets' rows updated by outcome, one UPDATE for all the bets with the same
     # combination and return (a few a round): an UPDATE each cost a settlement of 1000
     # stations with a special bet each about 0.8 s, Django's bulk_update more (its CASE

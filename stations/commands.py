@@ -42,6 +42,7 @@ from stations.selectors import (
 )
 from stations.services import cash_in, tip
 from tablehub import broadcast, fair_shoe, lazy_savepoint
+from tablehub.rows import insert_rows
 
 MAX_CLIENT_ID = 64
 # The parts of a station's state that change only between rounds (left out of replies).
@@ -167,7 +168,7 @@ def handle_batch(messages: list[Received]) -> list[dict[str, Any]]:
             replies[index].update(new[key].reply | {"resent": True})
         # A second process answering the same client_id meanwhile makes this insert fail:
         # then this whole transaction is undone, and the resend is answered from its reply.
-        StationCommand.objects.bulk_create(new.values())
+        insert_rows(StationCommand, new.values())
     return replies
 
 

@@ -1,0 +1,127 @@
+"""Inserting many new rows of one model in one statement, without the ORM's work per value.
+
+A batch of station messages (stations/batches.py) inserts its stored replies, events, bets
+and ledger entries, and a settlement its hands, a few hundred rows at a time. Django's
+``bulk_create`` prepares every value through the field's chain of ``pre_save``,
+``get_db_prep_save`` and the insert compiler's own checks: measured with
+bench/batch_cost.py, a third of a batch's time on the database thread went to those inserts,
+most of it to that preparation rather than to the database.
+
+``insert_rows`` writes the same rows with the same values: a field whose value the database
+driver takes as it is (whole numbers, text, booleans, foreign keys) is sent as it is, and
+every other field (JSON, decimals, dates) through its own ``get_db_prep_save``, as Django
+does. ``pre_save`` is called only where a field class has its own (``auto_now_add``). The
+rows are chunked as Django chunks them (``bulk_batch_size``), each object gets its primary
+key back (``RETURNING``, which PostgreSQL and SQLite 3.35+ both have), and an upsert's
+``ON CONFLICT`` clause is the one Django writes. Anything this does not cover (a model with
+a database default, a field with its own SQL placeholder, an object with a primary key
+already) is refused, not guessed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from functools import cache
+from typing import Any, TypeVar
+
+from django.db import connections, models, router
+from django.db.models.constants import OnConflict
+
+from tablehub.fields import RowsJSONField
+
+M = TypeVar("M", bound=models.Model)
+
+# Fields whose value goes to the driver as the object holds it: their get_db_prep_save only
+# checks or converts a value of the right type to itself.
+_AS_IS = (
+    models.IntegerField,  # AutoField and every integer field are subclasses
+    models.CharField,
+    models.TextField,
+    models.BooleanField,
+    models.ForeignKey,
+)
+Prepare = Callable[[models.Model, Any], Any]  # (an object, the connection) -> its value
+
+
+def insert_rows(
+    model: type[M],
+    objs: Iterable[M],
+    *,
+    update_on: Sequence[str] = (),
+    update: Sequence[str] = (),
+) -> list[M]:
+    """Insert new objects of ``model`` (no primary key yet); they get theirs. With
+    ``update_on`` (the fields of a unique constraint) and ``update``, a row that already
+    exists has those fields updated instead (and its object gets no key back)."""
+    objs = list(objs)
+    if not objs:
+        return objs
+    db = router.db_for_write(model)
+    connection = connections[db]
+    fields, prepares = _columns(model, connection.vendor)
+    opts = model._meta
+    quote = connection.ops.quote_name
+    columns = ", ".join(quote(_column(f)) for f in fields)
+    head = f"INSERT INTO {quote(opts.db_table)} ({columns}) VALUES "
+    row = "(" + ", ".join(["%s"] * len(fields)) + ")"
+    if update_on:
+        tail = " " + connection.ops.on_conflict_suffix_sql(
+            fields,
+            OnConflict.UPDATE,
+            [_column(opts.get_field(name)) for name in update],
+            [_column(opts.get_field(name)) for name in update_on],
+        )
+    else:
+        tail = f" RETURNING {quote(_column(opts.pk))}"
+    size = max(connection.ops.bulk_batch_size(fields, objs), 1)
+    with connection.cursor() as cursor:
+        for start in range(0, len(objs), size):
+            chunk = objs[start : start + size]
+            params: list[Any] = []
+            for obj in chunk:
+                assert obj.pk is None, "insert_rows() writes new rows only"
+                params += [prepare(obj, connection) for prepare in prepares]
+            cursor.execute(head + ", ".join([row] * len(chunk)) + tail, params)
+            if not update_on:
+                for obj, (pk,) in zip(chunk, cursor.fetchall(), strict=True):
+                    obj.pk = pk
+    for obj in objs:
+        obj._state.adding = False
+        obj._state.db = db
+    return objs
+
+
+def _column(field: object) -> str:
+    assert isinstance(field, models.Field) and field.column, f"{field} is not a column"
+    return field.column
+
+
+@cache
+def _columns(model: type[models.Model], vendor: str) -> tuple[list[models.Field], list[Prepare]]:
+    """The fields an insert writes (every concrete one but the automatic key) and, for each,
+    how an object's value becomes the value sent (``vendor``: a field's preparation may
+    depend on the database, so the cache is by vendor)."""
+    fields = [
+        f
+        for f in model._meta.concrete_fields
+        if not (f.primary_key and isinstance(f, models.AutoField)) and not f.generated
+    ]
+    for field in fields:
+        if field.has_db_default():
+            raise NotImplementedError(f"{model.__name__}.{field.name} has a database default")
+        if hasattr(field, "get_placeholder") and not isinstance(field, RowsJSONField):
+            raise NotImplementedError(f"{model.__name__}.{field.name} has its own placeholder")
+    return fields, [_preparer(field) for field in fields]
+
+
+def _preparer(field: models.Field) -> Prepare:
+    attname = field.attname
+    own_pre_save = type(field).pre_save is not models.Field.pre_save
+    if isinstance(field, _AS_IS) and not own_pre_save:
+        return lambda obj, _connection: getattr(obj, attname)
+
+    def prepare(obj: models.Model, connection: Any) -> Any:
+        value = field.pre_save(obj, True) if own_pre_save else getattr(obj, attname)
+        return field.get_db_prep_save(value, connection)
+
+    return prepare

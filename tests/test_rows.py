@@ -1,0 +1,142 @@
+"""tablehub/rows.py: ``insert_rows`` writes exactly the rows Django's ``bulk_create`` writes
+(every column, read back: decimals to the cent, JSON, an ``auto_now_add`` time, foreign
+keys), gives each object its key, and an upsert updates the row that is there."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+
+import pytest
+from django.utils import timezone
+
+from rounds import writer
+from rounds.engine import RuleSet
+from rounds.models import Bet, RoundEvent
+from stations.models import BetSlip, Station, StationCommand
+from tablehub.models import Jurisdiction, TableConfig
+from tablehub.rows import insert_rows
+from tablehub.setup import create_stations, create_table
+
+pytestmark = pytest.mark.django_db
+
+REPLY = {"type": "reply", "client_id": "c1", "ok": True, "state": {"credits": "12.50", "n": [1]}}
+
+
+@pytest.fixture
+def round_and_stations():
+    Jurisdiction.objects.create(code="nv", name="Nevada")
+    table = create_table(
+        "rows", "nv", {"rules": RuleSet().to_dict(), "limits": {"main": ["1", "100"]}}
+    )
+    create_stations(table, ["s1", "s2"])
+    assert TableConfig.objects.filter(table=table).exists()
+    return writer.open_round(table), list(table.stations.order_by("name"))
+
+
+def _columns(queryset) -> list[dict]:
+    """The rows as stored, without their keys (the two ways give different ones)."""
+    return [{k: v for k, v in row.items() if k != "id"} for row in queryset.order_by("pk").values()]
+
+
+def test_the_rows_are_those_bulk_create_writes(round_and_stations):
+    round, (s1, s2) = round_and_stations
+    bets = [
+        Bet(round=round, station=s1, box=1, code="main", stake=Decimal("10.05")),
+        Bet(round=round, station=s2, box=2, code="21+3", stake=Decimal("0.10"), returned=None),
+    ]
+    django = Bet.objects.bulk_create([Bet(**_fields(b)) for b in bets])
+    before = _columns(Bet.objects.filter(pk__in=[b.pk for b in django]))
+    Bet.objects.filter(pk__in=[b.pk for b in django]).delete()
+
+    ours = insert_rows(Bet, bets)
+
+    assert [b.pk for b in ours] == sorted(b.pk for b in ours) and all(b.pk for b in ours)
+    assert all(not b._state.adding for b in ours)
+    assert _columns(Bet.objects.filter(pk__in=[b.pk for b in ours])) == before
+    assert Bet.objects.get(pk=ours[0].pk).stake == Decimal("10.05")
+
+
+def test_json_and_the_time_of_insert(round_and_stations):
+    _round, (s1, s2) = round_and_stations
+    start = timezone.now()
+    ours = insert_rows(
+        StationCommand,
+        [
+            StationCommand(station=s1, client_id="c1", reply=REPLY),
+            StationCommand(station=s2, client_id="c2", reply={}),
+        ],
+    )
+    stored = {c.client_id: c for c in StationCommand.objects.filter(pk__in=[c.pk for c in ours])}
+    assert stored["c1"].reply == REPLY and stored["c2"].reply == {}
+    assert stored["c1"].station_id == s1.pk
+    assert start <= stored["c1"].created_at <= timezone.now()  # auto_now_add, as on save
+    assert ours[0].created_at == stored["c1"].created_at
+
+
+def test_events_keep_their_payload_and_key(round_and_stations):
+    round, _stations = round_and_stations
+    seq = round.last_seq
+    at = timezone.now()
+    (event,) = insert_rows(
+        RoundEvent,
+        [RoundEvent(round=round, seq=seq + 1, kind="bets", payload={"a": [1, "x"]}, created_at=at)],
+    )
+    stored = RoundEvent.objects.get(pk=event.pk)
+    assert (stored.seq, stored.kind, stored.payload, stored.created_at) == (
+        seq + 1,
+        "bets",
+        {"a": [1, "x"]},
+        at,
+    )
+
+
+def test_an_upsert_updates_the_row_that_is_there(round_and_stations):
+    round, (s1, s2) = round_and_stations
+    insert_rows(
+        BetSlip,
+        [BetSlip(round=round, station=s1, groups=[[{"box": 1}]])],
+        update_on=["round", "station"],
+        update=["groups"],
+    )
+    insert_rows(
+        BetSlip,
+        [
+            BetSlip(round=round, station=s1, groups=[]),
+            BetSlip(round=round, station=s2, groups=[[{"box": 2}]]),
+        ],
+        update_on=["round", "station"],
+        update=["groups"],
+    )
+    slips = dict(BetSlip.objects.filter(round=round).values_list("station_id", "groups"))
+    assert slips == {s1.pk: [], s2.pk: [[{"box": 2}]]}
+
+
+def test_many_rows_go_in_chunks(round_and_stations):
+    round, (s1, _s2) = round_and_stations
+    bets = [
+        Bet(round=round, station=s1, box=n % 7 + 1, code=f"c{n}", stake=Decimal(n) / 100)
+        for n in range(1, 701)
+    ]
+    insert_rows(Bet, bets)
+    assert len({b.pk for b in bets}) == 700
+    stored = dict(Bet.objects.filter(round=round).values_list("code", "stake"))
+    assert stored == {f"c{n}": Decimal(n) / 100 for n in range(1, 701)}
+
+
+def test_an_object_with_a_key_is_refused(round_and_stations):
+    round, (s1, _s2) = round_and_stations
+    (bet,) = insert_rows(Bet, [Bet(round=round, station=s1, box=1, code="main", stake=Decimal(1))])
+    with pytest.raises(AssertionError, match="new rows only"):
+        insert_rows(Bet, [bet])
+    assert Bet.objects.count() == 1
+
+
+def _fields(bet: Bet) -> dict:
+    return {
+        f.attname: getattr(bet, f.attname) for f in Bet._meta.concrete_fields if not f.primary_key
+    }
+
+
+def test_nothing_to_insert_is_no_statement(django_assert_num_queries):
+    with django_assert_num_queries(0):
+        assert insert_rows(Station, []) == []
