@@ -19,6 +19,7 @@ communicator) has no writer.
 from __future__ import annotations
 
 import functools
+from collections.abc import Sequence
 from typing import Any
 
 from autobahn.websocket.protocol import PreparedMessage, WebSocketProtocol
@@ -29,15 +30,25 @@ WRITER = "tablehub.frame_writer"  # the scope's key
 
 
 class Outgoing:
-    """One text frame for one or many connections: the text and its frame (a server's frames
-    are not masked: the same bytes fit every connection)."""
+    """Text frames for one or many connections: the texts and their frames (a server's
+    frames are not masked: the same bytes fit every connection)."""
 
-    __slots__ = ("text", "frame")
+    __slots__ = ("texts", "frame")
 
     def __init__(self, text: str) -> None:
-        self.text = text
+        self.texts: tuple[str, ...] = (text,)
         message = PreparedMessage(text.encode("utf-8"), False, False, True)
         self.frame: bytes = message.payloadHybi
+
+    @classmethod
+    def together(cls, parts: Sequence[Outgoing]) -> Outgoing:
+        """The frames of ``parts`` for one connection, in their order, written with one send."""
+        if len(parts) == 1:
+            return parts[0]
+        joined = cls.__new__(cls)
+        joined.texts = tuple(text for part in parts for text in part.texts)
+        joined.frame = b"".join(part.frame for part in parts)
+        return joined
 
 
 class FrameWriter:

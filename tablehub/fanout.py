@@ -4,7 +4,8 @@
 each station's private events, messages for the croupier) as one channel-layer message to
 the table's group. The group's members are not the sockets but one *table hub* per server
 process: the process's only listener for that table. The hub writes each frame, already
-encoded, to the local sockets it is for, in the order the commit produced them.
+encoded, to the local sockets it is for, in the order the commit produced them; what one
+commit says to one socket goes in one send.
 
 Why not one group member per socket, channels' usual way: a card for 200 stations was then
 200 layer messages (200 Redis pushes in production), 200 queue wake-ups and 200 consumer
@@ -46,7 +47,7 @@ class Socket(Protocol):
     """What the hub needs of a consumer."""
 
     def deliver_now(self, outgoing: Outgoing) -> bool:
-        """Write the frame at once if the connection allows it: True when done with it."""
+        """Write the frames at once if the connection allows it: True when done with them."""
         ...
 
     async def deliver(self, text: str) -> None: ...
@@ -164,6 +165,9 @@ class TableHub:
 
     async def hand_out(self, frames: list[list[Any]]) -> None:
         started, written = time.perf_counter(), 0
+        # What each socket gets of this commit, in order, goes in one send: a settlement
+        # says three things to every station, and a send costs more than its bytes.
+        queued: dict[Socket, list[Outgoing]] = {}
         for audience, station, text in frames:
             sockets: Collection[Socket]
             if audience == PUBLIC:
@@ -176,12 +180,20 @@ class TableHub:
                 continue
             written += len(sockets)
             outgoing = Outgoing(text)  # framed once for all its sockets
-            for socket in list(sockets):
-                try:
-                    if not socket.deliver_now(outgoing):
+            for socket in sockets:
+                waiting = queued.get(socket)
+                if waiting is None:
+                    queued[socket] = [outgoing]
+                else:
+                    waiting.append(outgoing)
+        for socket, waiting in queued.items():
+            outgoing = Outgoing.together(waiting)
+            try:
+                if not socket.deliver_now(outgoing):
+                    for text in outgoing.texts:
                         await socket.deliver(text)
-                except Exception:  # one broken socket does not keep the frame from the rest
-                    log.exception("table %s: a frame could not be written", self.table_id)
+            except Exception:  # one broken socket does not keep the frames from the rest
+                log.exception("table %s: a frame could not be written", self.table_id)
         metrics.FANOUT.observe(time.perf_counter() - started)
         metrics.FANOUT_FRAMES.inc(written)
 

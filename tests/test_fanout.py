@@ -10,7 +10,7 @@ import pytest
 from channels.layers import InMemoryChannelLayer
 
 from rounds.engine import Notice
-from tablehub import broadcast, fanout
+from tablehub import broadcast, direct_send, fanout
 
 
 class RecordingSocket:
@@ -68,6 +68,52 @@ async def test_each_frame_goes_to_the_sockets_it_is_for_in_order(layer) -> None:
     assert s1_again.texts == ["card", "s1 prompt", "step"]
     assert s2.texts == ["card", "s2 prompt", "step"]
     assert croupier.texts == ["card", "reader error", "step"]
+    hub.close()
+
+
+class WritingSocket(RecordingSocket):
+    """A consumer whose connection takes frames at once: each send's frames, as written."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.sends: list[tuple[str, ...]] = []
+        self.bytes: list[bytes] = []
+
+    def deliver_now(self, outgoing) -> bool:
+        self.sends.append(outgoing.texts)
+        self.bytes.append(outgoing.frame)
+        return True
+
+
+async def test_what_a_commit_says_to_a_socket_goes_in_one_send_in_order(layer) -> None:
+    s1, s2, croupier = WritingSocket(), WritingSocket(), WritingSocket()
+    hub = await fanout.join(s1, 8, layer, "s1")
+    await fanout.join(s2, 8, layer, "s2")
+    await fanout.join(croupier, 8, layer)
+    frames = [
+        (fanout.STATION, "s1", "s1 settlement"),
+        (fanout.PUBLIC, None, "round over"),
+        (fanout.STATION, "s2", "s2 settlement"),
+        (fanout.PUBLIC, None, "phase"),
+    ]
+    await send(layer, 8, frames)
+    await send(layer, 8, [(fanout.PUBLIC, None, "card")])
+
+    assert s1.sends == [("s1 settlement", "round over", "phase"), ("card",)]
+    assert s2.sends == [("round over", "s2 settlement", "phase"), ("card",)]
+    assert croupier.sends == [("round over", "phase"), ("card",)]
+    one = {
+        text: direct_send.Outgoing(text).frame for text in ("s1 settlement", "round over", "phase")
+    }
+    assert s1.bytes[0] == one["s1 settlement"] + one["round over"] + one["phase"]
+    hub.close()
+
+
+async def test_a_connection_that_cannot_take_them_gets_them_the_usual_way_in_order(layer) -> None:
+    usual = RecordingSocket()
+    hub = await fanout.join(usual, 9, layer, "s1")
+    await send(layer, 9, [(fanout.STATION, "s1", "hand"), (fanout.PUBLIC, None, "step")])
+    assert usual.texts == ["hand", "step"]
     hub.close()
 
 
