@@ -36,6 +36,7 @@ from django.utils import timezone
 from rounds import stale, timers, writer
 from rounds.engine import Round as Engine
 from rounds.models import CARD_PHASES, UNFINISHED, Round
+from stations import retention
 from tablehub import broadcast
 from tablehub.models import Table
 
@@ -101,9 +102,10 @@ def sweep(grace: float | None = None) -> dict[str, int]:
 
 
 def start_sweeps() -> bool:
-    """On the embedded server (in-process timers): run ``sweep`` and the stale-game sweep
-    periodically on the server's own event loop. Once per process; False elsewhere (Celery
-    beat runs them in production; a management command or a test runs them itself)."""
+    """On the embedded server (in-process timers): run ``sweep``, the stale-game sweep and
+    the stored replies' retention (stations/retention.py) periodically on the server's own
+    event loop. Once per process; False elsewhere (Celery beat runs them in production; a
+    management command or a test runs them itself)."""
     global _SWEEPING_ON
     if settings.TABLEHUB_TIMERS != "inprocess":
         return False
@@ -113,6 +115,7 @@ def start_sweeps() -> bool:
     _SWEEPING_ON = loop
     timers.every(settings.TABLEHUB_SWEEP_SECONDS, sweep)
     timers.every(settings.TABLEHUB_STALE_SWEEP_SECONDS, stale.void_stale_rounds)
+    timers.every(settings.TABLEHUB_REPLIES_SWEEP_SECONDS, retention.forget_old_replies)
     return True
 
 

@@ -310,6 +310,11 @@ TABLEHUB_VERIFY_INSTALL_AT_START = env_bool("TABLEHUB_VERIFY_INSTALL_AT_START", 
 TABLEHUB_VERIFY_INSTALL_SECONDS = float(
     os.environ.get("TABLEHUB_VERIFY_INSTALL_SECONDS", str(24 * 3600))
 )
+# Stored replies to station messages (stations/retention.py, docs/protocol.md): kept this
+# many hours for a resent message, then deleted by a sweep every
+# TABLEHUB_REPLIES_SWEEP_SECONDS (about 180 000 an hour at a full 1000-station stadium).
+TABLEHUB_KEEP_REPLIES_HOURS = float(os.environ.get("TABLEHUB_KEEP_REPLIES_HOURS", "24"))
+TABLEHUB_REPLIES_SWEEP_SECONDS = float(os.environ.get("TABLEHUB_REPLIES_SWEEP_SECONDS", "600"))
 CELERY_BEAT_SCHEDULE = {
     "sweep-round-timers": {
         "task": "rounds.tasks.sweep_timers",
@@ -321,6 +326,11 @@ CELERY_BEAT_SCHEDULE = {
         "task": "rounds.tasks.void_stale_games",
         "schedule": TABLEHUB_STALE_SWEEP_SECONDS,
         "options": {"expires": TABLEHUB_STALE_SWEEP_SECONDS},
+    },
+    "forget-old-replies": {
+        "task": "stations.tasks.forget_replies",
+        "schedule": TABLEHUB_REPLIES_SWEEP_SECONDS,
+        "options": {"expires": TABLEHUB_REPLIES_SWEEP_SECONDS},
     },
     "verify-install": {
         "task": "tablehub.tasks.verify_install",
