@@ -59,18 +59,20 @@ class _Gate:
     def __init__(self) -> None:
         self._changed = threading.Condition()
         self._open = True
+        self._for_good = False
         self._running = 0
 
-    def close(self, wait: float) -> bool:
-        """No job starts from now on; True once none runs (False: one still ran after
-        ``wait`` seconds)."""
+    def close(self, wait: float, for_good: bool = False) -> bool:
+        """No job starts from now on (``for_good``: ``open`` no longer opens it); True once
+        none runs (False: one still ran after ``wait`` seconds)."""
         with self._changed:
             self._open = False
+            self._for_good = self._for_good or for_good
             return self._changed.wait_for(lambda: self._running == 0, timeout=wait)
 
     def open(self) -> None:
         with self._changed:
-            self._open = True
+            self._open = not self._for_good
 
     @contextmanager
     def running(self) -> Iterator[bool]:
@@ -91,16 +93,21 @@ _GATE = _Gate()
 
 
 def stop(wait: float = 10.0) -> bool:
-    """From now on, timers and periodic jobs of this process that come due do nothing, and
-    those already running are waited for (up to ``wait`` seconds; False if one still runs):
-    a live replay's own server, whose database is about to go, or a test whose database is
-    about to be emptied."""
+    """From now on, for good, timers and periodic jobs of this process that come due do
+    nothing, and those already running are waited for (up to ``wait`` seconds; False if one
+    still runs): a live replay's own server, whose database is about to go."""
+    return _GATE.close(wait, for_good=True)
+
+
+def pause(wait: float = 10.0) -> bool:
+    """``stop`` until ``resume``: a test whose database is about to be emptied."""
     return _GATE.close(wait)
 
 
 def resume() -> None:
-    """Timers and periodic jobs of this process act again (a test's new database is ready;
-    a timer that came due while stopped stays undone, as after a crash: the sweep finds it)."""
+    """Timers and periodic jobs of this process act again after a ``pause`` (a test's new
+    database is ready; a timer that came due meanwhile stays undone, as after a crash: the
+    sweep finds it), not after a ``stop``."""
     _GATE.open()
 
 

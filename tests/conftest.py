@@ -200,8 +200,8 @@ def _no_cached_engines_from_earlier_tests():
 @pytest.fixture(autouse=True)
 def _timers_fired_by_the_test(settings):
     """Unit tests fire round expiries themselves; the end-to-end tests start real servers.
-    Timers act again (an earlier test's ``in_process_timers`` stopped them before its
-    database was emptied)."""
+    Timers act again (an earlier test's ``in_process_timers`` paused them before its
+    database was emptied; a live replay's stop is for good: its database is gone)."""
     from rounds import timers
 
     settings.TABLEHUB_TIMERS = "none"
@@ -211,14 +211,37 @@ def _timers_fired_by_the_test(settings):
 @pytest.fixture
 def in_process_timers(transactional_db, settings) -> Iterator[None]:
     """The in-process server's timers and periodic sweeps act for this test ("inprocess"),
-    and are stopped, the running ones waited for, before its database is emptied: a sweep
-    still reading while PostgreSQL truncates the tables deadlocks the flush (seen in CI)."""
+    and are paused, the running ones waited for, before its database is emptied, and so is
+    any other work of the server on it (a closing socket's): a connection still reading
+    while PostgreSQL truncates the tables deadlocks the flush (seen in CI, twice)."""
     from rounds import timers
 
     settings.TABLEHUB_TIMERS = "inprocess"
     timers.resume()
     yield
-    assert timers.stop(wait=10), "a timer or sweep still ran 10 s after the test"
+    assert timers.pause(wait=10), "a timer or sweep still ran 10 s after the test"
+    _until_no_other_connection_works()
+
+
+def _until_no_other_connection_works(most: float = 10.0) -> None:
+    """On PostgreSQL: until no other connection to the test database is inside a statement
+    or a transaction (at most ``most`` seconds)."""
+    import time
+
+    from django.db import connection
+
+    if connection.vendor != "postgresql":
+        return  # SQLite's flush waits on its own lock, and no other lock can deadlock it
+    until = time.monotonic() + most
+    with connection.cursor() as cursor:
+        while time.monotonic() < until:
+            cursor.execute(
+                "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database()"
+                " AND pid <> pg_backend_pid() AND state <> 'idle'"
+            )
+            if cursor.fetchone()[0] == 0:
+                return
+            time.sleep(0.05)
 
 
 @pytest.fixture(autouse=True)
