@@ -64,7 +64,7 @@ from rounds.selectors import dealer_outcome_key
 from stations.models import BetSlip, Station
 from tablehub import broadcast, lazy_savepoint, metrics, until_commit
 from tablehub.models import Jurisdiction, Table
-from tablehub.rows import insert_rows
+from tablehub.rows import insert_rows, insert_values
 
 log = logging.getLogger("tablehub.rounds")
 
@@ -214,7 +214,7 @@ def holding_the_table(table_id: int) -> Iterator[Round | None]:
     assert _HELD.table_id is None, "a batch inside a batch"
     with transaction.atomic():
         round = (
-            Round.objects.select_for_update(of=("self",))
+            Round.objects.select_for_update(no_key=True, of=("self",))
             .select_related("table__jurisdiction", "config")
             .filter(table_id=table_id)
             .exclude(phase__in=ENDED)
@@ -373,7 +373,7 @@ def locked_round(round_id: int) -> Round | None:
 def _for_update() -> QuerySet[Round]:
     """Rounds read with their row locked, and their table (a settlement reads whether the
     table is open, a card wanted whether it is a video table): one query, not two."""
-    return Round.objects.select_for_update(of=("self",)).select_related("table")
+    return Round.objects.select_for_update(no_key=True, of=("self",)).select_related("table")
 
 
 @contextmanager
@@ -444,7 +444,7 @@ def _next_number(table: Table) -> tuple[int, int | None]:
     """The table's next round number (1 for its first round), under the table's row lock so
     that two processes opening a round at once cannot take the same number, and the table's
     dealer on duty, read by the same lock (croupier/dealers.py)."""
-    locked = Table.objects.select_for_update().filter(pk=table.pk)
+    locked = Table.objects.select_for_update(no_key=True).filter(pk=table.pk)
     dealer_id = locked.values_list("dealer_id", flat=True).get()
     newest = table.rounds.order_by("-number").values_list("number", flat=True).first()
     return (newest or 0) + 1, dealer_id
@@ -524,17 +524,17 @@ def _write_bets(changes: list[_PendingBets], round: Round | None = None) -> None
     round = round or _HELD.round
     assert round is not None
     last = {change.station_id: change for change in changes}
-    insert_rows(
+    insert_values(
         BetSlip,
-        [BetSlip(round=round, station_id=pk, groups=c.groups) for pk, c in last.items()],
+        [{"round_id": round.pk, "station_id": pk, "groups": c.groups} for pk, c in last.items()],
         update_on=["round", "station"],
         update=["groups"],
     )
     Bet.objects.filter(round=round, station_id__in=last).delete()
-    insert_rows(
+    insert_values(
         Bet,
         (
-            Bet(round=round, station_id=pk, box=box, code=code, stake=stake)
+            {"round_id": round.pk, "station_id": pk, "box": box, "code": code, "stake": stake}
             for pk, change in last.items()
             for (box, code), stake in change.stakes.items()
         ),

@@ -42,7 +42,7 @@ from stations.selectors import (
 )
 from stations.services import cash_in, tip
 from tablehub import broadcast, fair_shoe, lazy_savepoint
-from tablehub.rows import insert_rows
+from tablehub.rows import insert_values
 
 MAX_CLIENT_ID = 64
 # The parts of a station's state that change only between rounds (left out of replies).
@@ -114,7 +114,7 @@ def handle_batch(messages: list[Received]) -> list[dict[str, Any]]:
         ledger.lock_stations(betting)
         writer.expect_bets(station.pk for station in betting)  # their slips read together
         answered = _answered(messages)
-        new: dict[tuple[int, str], StationCommand] = {}
+        new: dict[tuple[int, str], dict[str, Any]] = {}  # the stored replies' rows
         applied: list[tuple[int, Station, Applied]] = []  # replies to build once all are in
         resent: list[tuple[int, tuple[int, str]]] = []  # a client_id twice in this batch
         for station, message, at in messages:
@@ -156,7 +156,7 @@ def handle_batch(messages: list[Received]) -> list[dict[str, Any]]:
                 outcome_reply: dict[str, Any] = {}
             else:
                 outcome_reply = outcome
-            new[key] = StationCommand(station=station, client_id=client_id, reply=outcome_reply)
+            new[key] = {"station_id": station.pk, "client_id": client_id, "reply": outcome_reply}
             replies.append(outcome_reply)
         writer.flush()
         # The states of the applied commands' replies, read together once every command of
@@ -165,10 +165,10 @@ def handle_batch(messages: list[Received]) -> list[dict[str, Any]]:
         for (index, _station, done), state in zip(applied, states, strict=True):
             replies[index].update(_reply(done.client_id, None, state) | (done.said or {}))
         for index, key in resent:
-            replies[index].update(new[key].reply | {"resent": True})
+            replies[index].update(new[key]["reply"] | {"resent": True})
         # A second process answering the same client_id meanwhile makes this insert fail:
         # then this whole transaction is undone, and the resend is answered from its reply.
-        insert_rows(StationCommand, new.values())
+        insert_values(StationCommand, new.values())
     return replies
 
 
@@ -555,7 +555,7 @@ def _cash_out(station: Station, message: dict[str, Any], at: datetime) -> dict[s
         # cash-out at once are one after the other, never both on the credits before.
         round = open_round(station)
         if round is not None:
-            Round.objects.select_for_update().filter(pk=round.pk).first()
+            Round.objects.select_for_update(no_key=True).filter(pk=round.pk).first()
         ledger.lock_stations([station])
         if _has_bets_on_the_table(station):
             raise EngineError(

@@ -4,6 +4,7 @@ keys), gives each object its key, and an upsert updates the row that is there.""
 
 from __future__ import annotations
 
+from datetime import timedelta
 from decimal import Decimal
 
 import pytest
@@ -14,7 +15,7 @@ from rounds.engine import RuleSet
 from rounds.models import Bet, RoundEvent
 from stations.models import BetSlip, Station, StationCommand
 from tablehub.models import Jurisdiction, TableConfig
-from tablehub.rows import insert_rows
+from tablehub.rows import insert_rows, insert_values
 from tablehub.setup import create_stations, create_table
 
 pytestmark = pytest.mark.django_db
@@ -140,3 +141,63 @@ def _fields(bet: Bet) -> dict:
 def test_nothing_to_insert_is_no_statement(django_assert_num_queries):
     with django_assert_num_queries(0):
         assert insert_rows(Station, []) == []
+
+
+def test_value_rows_are_the_rows_of_their_objects(round_and_stations):
+    round, (s1, s2) = round_and_stations
+    objects = insert_rows(
+        Bet,
+        [
+            Bet(round=round, station=s1, box=1, code="main", stake=Decimal("10.05")),
+            Bet(round=round, station=s2, box=2, code="21+3", stake=Decimal("0.10")),
+        ],
+    )
+    by_objects = _columns(Bet.objects.filter(pk__in=[b.pk for b in objects]))
+    Bet.objects.all().delete()
+
+    insert_values(
+        Bet,
+        [
+            {
+                "round_id": round.pk,
+                "station_id": s1.pk,
+                "box": 1,
+                "code": "main",
+                "stake": Decimal("10.05"),
+            },
+            {
+                "round_id": round.pk,
+                "station_id": s2.pk,
+                "box": 2,
+                "code": "21+3",
+                "stake": Decimal("0.10"),
+            },
+        ],
+    )
+    assert _columns(Bet.objects.all()) == by_objects  # left-out fields took their defaults
+    assert by_objects[0]["combination"] == "" and by_objects[0]["returned"] is None
+
+
+def test_a_value_row_is_stamped_when_inserted_as_auto_now_add_says(round_and_stations):
+    _round, (s1, _s2) = round_and_stations
+    start = timezone.now()
+    long_ago = start - timedelta(days=3)
+    insert_values(
+        StationCommand,
+        [{"station_id": s1.pk, "client_id": "c9", "reply": REPLY, "created_at": long_ago}],
+    )
+    stored = StationCommand.objects.get(client_id="c9")
+    assert stored.reply == REPLY and start <= stored.created_at <= timezone.now()
+
+
+def test_value_rows_upsert(round_and_stations):
+    round, (s1, s2) = round_and_stations
+    rows = [{"round_id": round.pk, "station_id": s1.pk, "groups": [[{"box": 1}]]}]
+    insert_values(BetSlip, rows, update_on=["round", "station"], update=["groups"])
+    rows = [
+        {"round_id": round.pk, "station_id": s1.pk, "groups": []},
+        {"round_id": round.pk, "station_id": s2.pk, "groups": [[{"box": 3}]]},
+    ]
+    insert_values(BetSlip, rows, update_on=["round", "station"], update=["groups"])
+    slips = dict(BetSlip.objects.filter(round=round).values_list("station_id", "groups"))
+    assert slips == {s1.pk: [], s2.pk: [[{"box": 3}]]}
