@@ -58,7 +58,9 @@ def take_over(
     with transaction.atomic():
         # The table's row first, then its round's (as close_table and open_round lock them).
         table = (
-            Table.objects.select_for_update(of=("self",)).select_related("dealer").get(pk=table_id)
+            Table.objects.select_for_update(no_key=True, of=("self",))
+            .select_related("dealer")
+            .get(pk=table_id)
         )
         if table.dealer_id == user.pk:
             return None  # another socket of the same user took it meanwhile

@@ -33,10 +33,10 @@ def current_shoe(table: Table) -> Shoe:
 def locked_shoe(table: Table) -> Shoe:
     """The table's current shoe, its row locked until the transaction ends: every card input
     locks it first, then the round. One query when the table has a shoe open."""
-    open_shoes = table.shoes.select_for_update().filter(closed_at__isnull=True)
+    open_shoes = table.shoes.select_for_update(no_key=True).filter(closed_at__isnull=True)
     shoe = open_shoes.order_by("-pk").first()
     if shoe is None:  # none yet, or the one open was closed (a shuffle) while we waited
-        shoe = Shoe.objects.select_for_update().get(pk=current_shoe(table).pk)
+        shoe = Shoe.objects.select_for_update(no_key=True).get(pk=current_shoe(table).pk)
     return shoe
 
 

@@ -50,7 +50,7 @@ User = AbstractBaseUser | AnonymousUser
 def open_table(table: Table) -> Round:
     """Open the table: a new round after each one, and a betting round now if none is open."""
     with transaction.atomic():
-        table = Table.objects.select_for_update().get(pk=table.pk)
+        table = Table.objects.select_for_update(no_key=True).get(pk=table.pk)
         opened = not table.is_open
         if opened:
             program.refuse_if_unverified(table)  # the jurisdiction may require it
@@ -70,14 +70,14 @@ def close_table(table: Table, by: str = "") -> None:
     (VOID, logged with ``by``, the tablet user who closed the table; no money moved), since
     bets would otherwise stay open for ever."""
     with transaction.atomic():
-        table = Table.objects.select_for_update().get(pk=table.pk)
+        table = Table.objects.select_for_update(no_key=True).get(pk=table.pk)
         closed = table.is_open
         if closed:
             table.is_open = False
             table.save(update_fields=["is_open"])
         round = current_round(table)
         if round is not None and round.phase == Round.Phase.BETTING:
-            round = Round.objects.select_for_update().get(pk=round.pk)  # no bet races us
+            round = Round.objects.select_for_update(no_key=True).get(pk=round.pk)  # no bet races us
             if round.phase == Round.Phase.BETTING and not round.bets.exists():
                 reason = voids.TABLE_CLOSED
                 writer.end_round(
@@ -129,7 +129,7 @@ def new_shoe(table: Table) -> Shoe:
     """Close the shoe and start a new one (the virtual shoe shuffles it at its first card);
     refused while a round is being dealt."""
     with transaction.atomic():
-        table = Table.objects.select_for_update().get(pk=table.pk)
+        table = Table.objects.select_for_update(no_key=True).get(pk=table.pk)
         if table.rounds.filter(phase__in=IN_PLAY).exists():
             raise EngineError(
                 "a round is being dealt: finish it (or void it) before a new shoe",
@@ -290,7 +290,7 @@ def discard_card(
         round = table.rounds.filter(phase__in=IN_PLAY).order_by("-pk").first()
         if round is None:
             raise EngineError("no round is being dealt", code="no_round")
-        round = Round.objects.select_for_update().get(pk=round.pk)
+        round = Round.objects.select_for_update(no_key=True).get(pk=round.pk)
         cut_card = table.shuffler == Table.Shuffler.CUT_CARD
         if text is not None:
             # The face-down hole card counts as unknown: a refusal exactly when the card

@@ -32,7 +32,7 @@ def deal_video_card(round_id: int, seq: int) -> None:
         with transaction.atomic():
             # Every card input locks the shoe first, then the round (as croupier.services.scan).
             locked_shoe(round.table)
-            locked = Round.objects.select_for_update().get(pk=round_id)
+            locked = Round.objects.select_for_update(no_key=True).get(pk=round_id)
             if locked.last_seq != seq or locked.phase not in CARD_PHASES:
                 return  # the round moved on: this job is stale
             deal_next(round.table)

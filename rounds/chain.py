@@ -151,7 +151,7 @@ def lock_heads(table_ids: Iterable[int]) -> None:
 
 def _locked_rows(table_ids: Sequence[int]) -> list[tuple[int, str, int, str]]:
     return list(
-        ChainHead.objects.select_for_update()
+        ChainHead.objects.select_for_update(no_key=True)
         .filter(table_id__in=table_ids)
         .order_by("table_id", "chain")
         .values_list("table_id", "chain", "position", "link")

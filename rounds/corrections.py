@@ -74,7 +74,9 @@ def correct_cards(
     reason = reason.strip()
     with transaction.atomic():
         shoe = _cut_card_shoe(Round.objects.select_related("table").get(pk=round_id))
-        round = Round.objects.select_for_update().select_related("table").get(pk=round_id)
+        round = (
+            Round.objects.select_for_update(no_key=True).select_related("table").get(pk=round_id)
+        )
         dispute = disputes.open_dispute(round)
         if resolve and dispute is None:
             raise EngineError(f"round {round.pk} has no open dispute", code="no_dispute")
@@ -250,7 +252,9 @@ def _cut_card_shoe(round: Round) -> Shoe | None:
     that started before the settlement)."""
     if round.table.shuffler != Table.Shuffler.CUT_CARD:
         return None
-    shoes = Shoe.objects.select_for_update().filter(table=round.table, closed_at__isnull=True)
+    shoes = Shoe.objects.select_for_update(no_key=True).filter(
+        table=round.table, closed_at__isnull=True
+    )
     if round.settled_at is not None:
         shoes = shoes.filter(started_at__lte=round.settled_at)
     return shoes.order_by("-pk").first()  # card inputs lock the shoe first, then the round

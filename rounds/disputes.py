@@ -230,7 +230,9 @@ def continue_round(round_id: int, by: str, requested_by: str = "", reason: str =
     letting it go on as it was (a correction: rounds/corrections.py; a void:
     rounds/voids.py). Raises EngineError (``no_dispute``) having changed nothing."""
     with transaction.atomic():
-        round = Round.objects.select_for_update().select_related("table").get(pk=round_id)
+        round = (
+            Round.objects.select_for_update(no_key=True).select_related("table").get(pk=round_id)
+        )
         row = open_dispute(round)
         if row is None:
             raise EngineError(f"round {round.pk} has no open dispute", code="no_dispute")

@@ -158,7 +158,7 @@ def _open_if_idle(table_id: int) -> bool:
     """Open a round at an open table that has none (under the table's row lock, as the
     croupier tablet's open_table, so two processes cannot both open one)."""
     with transaction.atomic():
-        table = Table.objects.select_for_update().get(pk=table_id)
+        table = Table.objects.select_for_update(no_key=True).get(pk=table_id)
         if not table.is_open or table.rounds.filter(phase__in=UNFINISHED).exists():
             return False
         writer.open_round(table)

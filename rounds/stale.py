@@ -90,7 +90,7 @@ def void_stale_rounds(now: datetime | None = None) -> list[int]:
 def _void_if_still_stale(round_id: int, hours: int, now: datetime | None) -> bool:
     with transaction.atomic():
         # The round's row lock, then a fresh look: a card or a decision may have just come.
-        round = Round.objects.select_for_update().filter(pk=round_id).first()
+        round = Round.objects.select_for_update(no_key=True).filter(pk=round_id).first()
         if round is None or round.phase in ENDED:
             return False
         last = with_last_activity(Round.objects.filter(pk=round_id)).get().last_activity

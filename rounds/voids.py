@@ -47,7 +47,9 @@ def void_round(round_id: int, by: str, reason: str, requested_by: str = "") -> R
     if len(reason) > MAX_REASON:
         raise EngineError(f"the reason is longer than {MAX_REASON} characters", code="bad_message")
     with transaction.atomic():
-        round = Round.objects.select_for_update().select_related("table").get(pk=round_id)
+        round = (
+            Round.objects.select_for_update(no_key=True).select_related("table").get(pk=round_id)
+        )
         if round.phase == Round.Phase.VOID:
             raise EngineError(f"round {round.pk} is already void", code="already_void")
         settled = round.phase == Round.Phase.SETTLED
@@ -140,7 +142,7 @@ def void_disputed_round(round_id: int, by: str, reason: str, requested_by: str =
     """A supervisor resolves the dispute that halts the round by voiding it; raises
     EngineError (``no_dispute`` and those of ``void_round``) having changed nothing."""
     with transaction.atomic():
-        round = Round.objects.select_for_update().get(pk=round_id)
+        round = Round.objects.select_for_update(no_key=True).get(pk=round_id)
         if not writer.is_halted(round):
             raise EngineError(f"round {round.pk} has no open dispute", code="no_dispute")
         return void_round(round_id, by, reason, requested_by=requested_by)

@@ -142,7 +142,7 @@ def move_station(station: Station, to_table_id: int, client_key: str) -> Table:
         # then the station): a bet and a move at once are one after the other.
         round = writer.current_round(station.table_id)
         if round is not None:
-            Round.objects.select_for_update().filter(pk=round.pk).first()
+            Round.objects.select_for_update(no_key=True).filter(pk=round.pk).first()
         ledger.lock_for_move(station, target.pk)
         if round is not None and round.bets.filter(station=station).exists():
             raise EngineError(

@@ -377,7 +377,7 @@ def save_version(table: Table, data: dict[str, Any], user=None) -> tuple[TableCo
     opened takes it up. Returns (config, created): no new version when nothing changed."""
     clean = check_config(table, data)
     with transaction.atomic():
-        table = Table.objects.select_for_update().get(pk=table.pk)
+        table = Table.objects.select_for_update(no_key=True).get(pk=table.pk)
         current = table.current_config()
         if current is not None and current.as_data() == clean:
             return current, False

@@ -44,7 +44,7 @@ def new_shuffle(shoe: Shoe, round_id: int | None) -> VirtualShuffle:
     events of the card that caused it, which are published after it)."""
     pending = list(  # locked: a station changing its seed now waits, or goes to the next
         StationSeed.objects.select_related("station")
-        .select_for_update(of=("self",))
+        .select_for_update(no_key=True, of=("self",))
         .filter(table_id=shoe.table_id, shuffle=None)
         .order_by("station__name")
     )
