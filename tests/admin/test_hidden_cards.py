@@ -203,13 +203,21 @@ def lookups(card: str) -> list[str]:
     return queries
 
 
+# The admin's user page shows the start of the password's random salt and hash, masked
+# (``django.contrib.auth.hashers.mask_hash``: "7d/AbC*****"); CI once read "7d" there.
+MASKED = re.compile(r"[A-Za-z0-9+/=]*\*{3,}")
+
+
 def naming(seen: dict[str, str], card: str = HOLE) -> list[str]:
     """What names ``card`` more often than a card of no round (a page listing every card,
-    such as the tablet's card picker, names both as often)."""
+    such as the tablet's card picker, names both as often); not in a masked hash."""
     hole, control = forms(card), forms(CONTROL)
-    return sorted(
-        k for k, text in seen.items() if len(hole.findall(text)) > len(control.findall(text))
-    )
+    found = []
+    for key, text in seen.items():
+        text = MASKED.sub("", text)
+        if len(hole.findall(text)) > len(control.findall(text)):
+            found.append(key)
+    return sorted(found)
 
 
 def test_nothing_names_the_face_down_hole_card_to_anyone(dealt, table, users):
