@@ -1152,28 +1152,28 @@ def _deal_by_itself(round: Round) -> None:
 def _write_results(round: Round, engine: Engine, stations: dict[str, Station]) -> None:
     """The settled round's Hand rows, and each special bet's combination and return on its
     Bet row."""
-    hands = []
+    hands: list[dict[str, Any]] = []
     specials: dict[tuple[int, int, str], SpecialBet] = {}  # (station id, box, code)
     for name, seat in engine.seats.items():
         for position, hand in enumerate(seat.hands):
             assert hand.result is not None  # the round is settled: every hand has its result
             hands.append(
-                Hand(
-                    round=round,
-                    station=stations[name],
-                    box=hand.box,
-                    position=position,
-                    cards=[str(c) for c in hand.cards],
-                    stake=hand.stake,
-                    result=hand.result,
-                    returned=hand.returned,
-                    insurance=hand.insurance,
-                    insurance_returned=hand.insurance_returned if hand.insurance else None,
-                )
+                {
+                    "round_id": round.pk,
+                    "station_id": stations[name].pk,
+                    "box": hand.box,
+                    "position": position,
+                    "cards": [str(c) for c in hand.cards],
+                    "stake": hand.stake,
+                    "result": hand.result,
+                    "returned": hand.returned,
+                    "insurance": hand.insurance,
+                    "insurance_returned": hand.insurance_returned if hand.insurance else None,
+                }
             )
         for special in seat.specials:
             specials[(stations[name].pk, special.box, special.code)] = special
-    insert_rows(Hand, hands)
+    insert_values(Hand, hands)
     # The special bets' rows updated by outcome, one UPDATE for all the bets with the same
     # combination and return (a few a round): an UPDATE each cost a settlement of 1000
     # stations with a special bet each about 0.8 s, Django's bulk_update more (its CASE
