@@ -164,10 +164,8 @@ class TableHub:
                 await self.hand_out(message["frames"])
 
     async def hand_out(self, frames: list[list[Any]]) -> None:
-        started, written = time.perf_counter(), 0
-        # What each socket gets of this commit, in order, goes in one send: a settlement
-        # says three things to every station, and a send costs more than its bytes.
-        queued: dict[Socket, list[Outgoing]] = {}
+        started = time.perf_counter()
+        sent: list[tuple[Collection[Socket], Outgoing]] = []
         for audience, station, text in frames:
             sockets: Collection[Socket]
             if audience == PUBLIC:
@@ -176,26 +174,31 @@ class TableHub:
                 sockets = self.stations.get(station, ())
             else:
                 sockets = self.croupiers
-            if not sockets:  # a station of another process, or no croupier here
-                continue
-            written += len(sockets)
-            outgoing = Outgoing(text)  # framed once for all its sockets
-            for socket in sockets:
-                waiting = queued.get(socket)
-                if waiting is None:
-                    queued[socket] = [outgoing]
-                else:
-                    waiting.append(outgoing)
-        for socket, waiting in queued.items():
-            outgoing = Outgoing.together(waiting)
-            try:
-                if not socket.deliver_now(outgoing):
-                    for text in outgoing.texts:
-                        await socket.deliver(text)
-            except Exception:  # one broken socket does not keep the frames from the rest
-                log.exception("table %s: a frame could not be written", self.table_id)
+            if sockets:  # else a station of another process, or no croupier here
+                sent.append((sockets, Outgoing(text)))  # framed once for all its sockets
+        if len(sent) == 1:  # one frame (a card): nothing to join
+            sockets, outgoing = sent[0]
+            for socket in list(sockets):
+                await self._write(socket, outgoing)
+        else:
+            # What each socket gets of this commit, in order, goes in one send: a settlement
+            # says three things to every station, and a send costs more than its bytes.
+            queued: dict[Socket, list[Outgoing]] = {}
+            for sockets, outgoing in sent:
+                for socket in sockets:
+                    queued.setdefault(socket, []).append(outgoing)
+            for socket, waiting in queued.items():
+                await self._write(socket, Outgoing.together(waiting))
         metrics.FANOUT.observe(time.perf_counter() - started)
-        metrics.FANOUT_FRAMES.inc(written)
+        metrics.FANOUT_FRAMES.inc(sum(len(sockets) for sockets, _outgoing in sent))
+
+    async def _write(self, socket: Socket, outgoing: Outgoing) -> None:
+        try:
+            if not socket.deliver_now(outgoing):
+                for text in outgoing.texts:
+                    await socket.deliver(text)
+        except Exception:  # one broken socket does not keep the frames from the rest
+            log.exception("table %s: a frame could not be written", self.table_id)
 
     async def _close_sockets(self) -> None:
         sockets = list(self.listeners)
