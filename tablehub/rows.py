@@ -60,7 +60,7 @@ def insert_rows(
     for obj in objs:
         assert obj.pk is None, "insert_rows() writes new rows only"
     db = router.db_for_write(model)
-    keys = _insert(model, objs, _columns(model, connections[db].vendor), update_on, update)
+    keys = _insert(db, model, objs, False, update_on, update)
     for obj, pk in zip(objs, keys or [None] * len(objs), strict=True):
         if pk is not None:
             obj.pk = pk
@@ -78,25 +78,25 @@ def insert_values(
 ) -> None:
     """``insert_rows`` of rows given as values by field (``attname``: ``station_id``), no
     model objects made: a batch's thousand bets need no thousand instances (about 10 us
-    each). A field a row leaves out takes its default (``auto_now_add``: now)."""
-    rows = list(rows)
-    vendor = connections[router.db_for_write(model)].vendor
-    _insert(model, rows, _columns(model, vendor, from_values=True), update_on, update)
+    each). A field a row leaves out takes its default; an ``auto_now_add`` field is the
+    time of the insert, as on a save."""
+    _insert(router.db_for_write(model), model, list(rows), True, update_on, update)
 
 
 def _insert(
+    db: str,
     model: type[models.Model],
     items: list[Any],
-    columns: tuple[list[models.Field], list[Prepare]],
+    from_values: bool,
     update_on: Sequence[str],
     update: Sequence[str],
 ) -> list[Any] | None:
-    """Insert ``items`` (objects or value rows, as ``columns`` prepares them); the new keys
-    in their order, or None for an upsert."""
+    """Insert ``items`` (objects, or value rows ``from_values``) into database ``db``; the
+    new keys in their order, or None for an upsert."""
     if not items:
         return None if update_on else []
-    connection = connections[router.db_for_write(model)]
-    fields, prepares = columns
+    connection = connections[db]
+    fields, prepares = _columns(model, connection.vendor, from_values)
     opts = model._meta
     quote = connection.ops.quote_name
     names = ", ".join(quote(_column(f)) for f in fields)
@@ -132,7 +132,7 @@ def _column(field: object) -> str:
 
 @cache
 def _columns(
-    model: type[models.Model], vendor: str, from_values: bool = False
+    model: type[models.Model], vendor: str, from_values: bool
 ) -> tuple[list[models.Field], list[Prepare]]:
     """The fields an insert writes (every concrete one but the automatic key) and, for each,
     how an object's value (or, ``from_values``, a value row's) becomes the value sent
@@ -167,6 +167,10 @@ def _from_object(field: models.Field) -> Prepare:
 
 def _from_value(field: models.Field) -> Prepare:
     attname = field.attname
+    if type(field).pre_save is not models.Field.pre_save and not isinstance(
+        field, models.DateField
+    ):
+        raise NotImplementedError(f"{field} prepares its value on a save: insert an object")
     if getattr(field, "auto_now", False) or getattr(field, "auto_now_add", False):
         if not isinstance(field, models.DateTimeField):
             raise NotImplementedError(f"{field} sets a date of its own")
