@@ -16,7 +16,7 @@ the primary key, and a sweep with nothing to do is one read of the oldest row.
 from __future__ import annotations
 
 import logging
-from datetime import datetime, timedelta
+from datetime import timedelta
 
 from django.conf import settings
 from django.utils import timezone
@@ -29,9 +29,9 @@ CHUNK = 5000  # ids a delete covers: a short statement, never a long lock
 MOST_CHUNKS = 200  # a sweep's bound (a million rows); the next sweep goes on
 
 
-def forget_old_replies(now: datetime | None = None) -> int:
+def forget_old_replies() -> int:
     """Delete the stored replies older than the setting's hours; how many were deleted."""
-    cutoff = (now or timezone.now()) - timedelta(hours=settings.TABLEHUB_KEEP_REPLIES_HOURS)
+    cutoff = timezone.now() - timedelta(hours=settings.TABLEHUB_KEEP_REPLIES_HOURS)
     deleted = 0
     for _ in range(MOST_CHUNKS):
         oldest = StationCommand.objects.order_by("pk").values_list("pk", "created_at").first()

@@ -12,6 +12,7 @@ import io
 import os
 import signal
 import sys
+import time
 import warnings
 from collections.abc import Iterator
 
@@ -202,7 +203,7 @@ def _timers_fired_by_the_test(settings):
     """Unit tests fire round expiries themselves; the end-to-end tests start real servers.
     Timers act again (an earlier test's ``in_process_timers`` paused them before its
     database was emptied; a live replay's stop is for good: its database is gone)."""
-    from rounds import timers
+    from rounds import timers  # local: this conftest loads before Django is set up
 
     settings.TABLEHUB_TIMERS = "none"
     timers.resume()
@@ -213,11 +214,11 @@ def in_process_timers(transactional_db, settings) -> Iterator[None]:
     """The in-process server's timers and periodic sweeps act for this test ("inprocess"),
     and are paused, the running ones waited for, before its database is emptied, and so is
     any other work of the server on it (a closing socket's): a connection still reading
-    while PostgreSQL truncates the tables deadlocks the flush (seen in CI, twice)."""
-    from rounds import timers
+    while PostgreSQL truncates the tables deadlocks the flush (seen in CI, twice). (They
+    were resumed for every test by ``_timers_fired_by_the_test``.)"""
+    from rounds import timers  # local: this conftest loads before Django is set up
 
     settings.TABLEHUB_TIMERS = "inprocess"
-    timers.resume()
     yield
     assert timers.pause(wait=10), "a timer or sweep still ran 10 s after the test"
     _until_no_other_connection_works()
@@ -226,9 +227,7 @@ def in_process_timers(transactional_db, settings) -> Iterator[None]:
 def _until_no_other_connection_works(most: float = 10.0) -> None:
     """On PostgreSQL: until no other connection to the test database is inside a statement
     or a transaction (at most ``most`` seconds)."""
-    import time
-
-    from django.db import connection
+    from django.db import connection  # local: this conftest loads before Django is set up
 
     if connection.vendor != "postgresql":
         return  # SQLite's flush waits on its own lock, and no other lock can deadlock it
