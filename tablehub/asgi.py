@@ -16,12 +16,15 @@ from channels.routing import ProtocolTypeRouter, URLRouter
 from tablehub.direct_send import DirectSend
 from tablehub.frame_stamps import StampFrames
 from tablehub.origins import ExactOriginValidator
+from tablehub.plain_frames import install as read_plain_frames
 from tablehub.program import check_at_start
 from tablehub.routing import websocket_urlpatterns
 from tablehub.sockets import install as stamp_and_send_at_once
 
 # Frames stamped with the kernel's receipt time, and sent at once (tablehub/sockets.py).
 stamp_and_send_at_once()
+# A station's plain text frames read without autobahn's work per frame (tablehub/plain_frames.py).
+read_plain_frames()
 
 application = ProtocolTypeRouter(
     {
