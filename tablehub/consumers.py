@@ -11,7 +11,7 @@ Every frame a client sends passes the same door before its consumer sees it
 * a consumer's handler that fails unexpectedly answers ``server_error`` (logged) and the
   connection stays open.
 
-Two costs of channels' defaults matter when one card goes to hundreds of stations:
+Costs of channels' defaults matter when one card goes to hundreds of stations:
 * ``AsyncConsumer.dispatch`` hops to the database thread to close stale connections before
   every message, also for a table event that touches no database; here every database call
   goes through ``database_sync_to_async``, which does that cleanup itself, so it is skipped;
@@ -19,7 +19,9 @@ Two costs of channels' defaults matter when one card goes to hundreds of station
   process: the process's table hub (tablehub/fanout.py) writes the text to each socket, with
   no channel-layer message, queue or dispatch per station;
 * a frame is written straight to daphne's connection where it allows it, past channels',
-  daphne's and autobahn's layers of sending (tablehub/direct_send.py): replies and events.
+  daphne's and autobahn's layers of sending (tablehub/direct_send.py): replies and events;
+* a consumer takes its frames and its channel's messages from one queue, not from a race of
+  two tasks per message (tablehub/one_queue.py).
 """
 
 from __future__ import annotations
@@ -35,7 +37,7 @@ from channels.generic.websocket import AsyncJsonWebsocketConsumer
 from django.utils import timezone
 
 from rounds import receipts
-from tablehub import direct_send, fanout, frame_stamps, ratelimit
+from tablehub import direct_send, fanout, frame_stamps, one_queue, ratelimit
 from tablehub.session_guard import SessionGuard
 
 log = logging.getLogger("tablehub.door")
@@ -120,6 +122,10 @@ class TableConsumer(AsyncJsonWebsocketConsumer, SessionGuard):
     rate_kind = "station"
     # Daphne's connection, written to straight (tablehub/direct_send.py); None: another server
     writer: direct_send.FrameWriter | None = None
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        # The socket's frames and the channel's messages from one queue (tablehub/one_queue.py).
+        await one_queue.serve(self, scope, receive, send)
 
     async def websocket_connect(self, message: WebSocketConnectEvent) -> None:
         self.limiter = ratelimit.for_connection(self.rate_kind)
