@@ -757,14 +757,25 @@ def sessions_money(first_entries: Mapping[int, int | None]) -> dict[int, Session
     return {station_id: _session_money(kinds) for station_id, kinds in totals.items()}
 
 
+_NO_MONEY = Decimal("0.00")
+_PLAY = (
+    LedgerEntry.Kind.STAKE,
+    LedgerEntry.Kind.RETURN,
+    LedgerEntry.Kind.REFUND,
+    LedgerEntry.Kind.HOUSE_LOSS,
+)
+
+
 def _session_money(totals: Mapping[str, Decimal]) -> SessionMoney:
-    kinds = LedgerEntry.Kind
-    play = [kinds.STAKE, kinds.RETURN, kinds.REFUND, kinds.HOUSE_LOSS]
+    """``SessionMoney`` from a station's sums by kind, each already in cents (``money``):
+    negating and adding them is exact, and adding 0.00 turns a -0.00 into 0.00 (a batch's
+    replies read this for every station)."""
+    staked = totals.get(LedgerEntry.Kind.STAKE)
     return SessionMoney(
-        cash_in=totals.get(kinds.CASH_IN, money(0)),
-        staked=money(-totals.get(kinds.STAKE, Decimal(0))),
-        won=totals.get(kinds.RETURN, money(0)),
-        net=money(sum((totals.get(kind, Decimal(0)) for kind in play), Decimal(0))),
+        cash_in=totals.get(LedgerEntry.Kind.CASH_IN, _NO_MONEY),
+        staked=_NO_MONEY if staked is None else _NO_MONEY - staked,
+        won=totals.get(LedgerEntry.Kind.RETURN, _NO_MONEY),
+        net=sum((totals[kind] for kind in _PLAY if kind in totals), _NO_MONEY),
     )
 
 
