@@ -47,6 +47,8 @@ class _Outbox(threading.local):
     """Inside ``one_send_per_commit``: the frames this thread's commits have said, by table."""
 
     frames: dict[int, list[Frame]] | None = None
+    # What the croupier was told, by table: said once per send (``tell_croupier``).
+    told: set[tuple[int, str]] | None = None
 
 
 _OUTBOX = _Outbox()
@@ -58,11 +60,11 @@ def one_send_per_commit() -> Iterator[None]:
     the order it was said (a rolled-back transaction or savepoint says nothing: its
     on-commit callbacks never run)."""
     assert _OUTBOX.frames is None, "one_send_per_commit inside itself"
-    _OUTBOX.frames = {}
+    _OUTBOX.frames, _OUTBOX.told = {}, set()
     try:
         yield
     finally:
-        said, _OUTBOX.frames = _OUTBOX.frames, None
+        said, _OUTBOX.frames, _OUTBOX.told = _OUTBOX.frames, None, None
         for table_id, frames in said.items():
             _send(table_group(table_id), frames_message(frames))
 
@@ -117,7 +119,16 @@ def publish(table_id: int, round_id: int, seq: int, notices: list[Notice], first
 
 
 def tell_croupier(table_id: int, message: dict[str, Any]) -> None:
-    _say(table_id, [(CROUPIER, None, json.dumps(message))])
+    """Tell the table's croupier tablets ``message``. Inside ``one_send_per_commit`` the same
+    message is said once per send: a batch of 256 bets tells the tablet once that bets
+    changed (it then reads its state, which holds them all), not 256 times."""
+    text = json.dumps(message)
+    told = _OUTBOX.told
+    if told is not None:
+        if (table_id, text) in told:
+            return
+        told.add((table_id, text))
+    _say(table_id, [(CROUPIER, None, text)])
 
 
 def send_to_group(group: str, message: dict[str, Any]) -> None:

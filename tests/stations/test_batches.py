@@ -21,7 +21,7 @@ from rounds.models import RoundEvent
 from stations import batches, commands
 from stations.models import Station, StationCommand
 from tablehub import broadcast
-from tablehub.fanout import PUBLIC, STATION, table_group
+from tablehub.fanout import CROUPIER, PUBLIC, STATION, table_group
 from tests.helpers import consumers_connection_closed  # noqa: F401 (autouse, see there)
 from tests.stations.test_receipt_time import (  # the same table: twelve stations on box 1
     STATIONS,
@@ -162,6 +162,36 @@ async def test_a_batch_says_what_its_commit_caused_in_one_message_to_the_table(t
     assert public == [{"type": "dealer", "prompt": "draw a card", "card_for": "hands"}]
     with pytest.raises(asyncio.TimeoutError):  # nothing more: one message for the commit
         await asyncio.wait_for(layer.receive(listener), 0.3)
+    await layer.group_discard(table_group(table.pk), listener)
+
+
+@pytest.mark.django_db(transaction=True)
+async def test_a_batch_of_bets_tells_the_croupier_once_that_bets_changed(table):
+    """Every bet of a batch changes bets; the croupier's tablet, told so, reads its state,
+    which holds them all: one ``changed`` frame for the batch's send, not one per bet. A
+    later batch tells it again."""
+    await database_sync_to_async(writer.open_round)(table)
+    broadcast.remember_server_loop()  # the database thread sends through this loop
+    layer = get_channel_layer()
+    listener = await layer.new_channel()
+    await layer.group_add(table_group(table.pk), listener)
+    stations = await database_sync_to_async(
+        lambda: list(Station.objects.filter(table=table).select_related("table").order_by("name"))
+    )()
+    now = timezone.now()
+
+    async def croupier_frames(batch: list[batches.Message]) -> list[dict]:
+        results = await database_sync_to_async(batches.write)(batch)
+        assert all(r["ok"] for r in results)
+        message = await asyncio.wait_for(layer.receive(listener), 5)
+        return [
+            json.loads(text) for audience, _to, text in message["frames"] if audience == CROUPIER
+        ]
+
+    placed = [batches.Message(s, _place(f"p{s.name}", "10.00"), now) for s in stations]
+    assert await croupier_frames(placed) == [{"type": "changed", "what": "bets"}]
+    undone = [batches.Message(stations[0], {"type": "undo", "client_id": "u"}, now)]
+    assert await croupier_frames(undone) == [{"type": "changed", "what": "bets"}]
     await layer.group_discard(table_group(table.pk), listener)
 
 
