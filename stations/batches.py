@@ -6,8 +6,11 @@ wait, and the next batch takes all of them at once. A lone message on a quiet ta
 written at once, so batching adds no wait. Inside a batch every message is handled as it
 would be alone (``stations.commands.handle_batch``: its own reply, idempotent by its
 client_id), in receipt order, under one lock of the table's open round taken at the start;
-the batch commits once, and only then are the replies returned and the table's events sent
-(on commit, in one message: tablehub/broadcast.py). If the batch fails as a whole (the
+the batch commits once, and only then are the replies returned and, right after them, the
+table's events sent (what its commit said, in one message: tablehub/broadcast.py). The
+replies go first: a batch that ends a round tells every station its settlement, and its own
+messages' answers need not wait behind that (docs/protocol.md lets a reply come before or
+after the events its command caused). If the batch fails as a whole (the
 database, not a refused message), each message is handled again on its own, so that one
 failure costs no other message its answer.
 """
@@ -53,9 +56,18 @@ class Message:
 
 def write(batch: list[Message]) -> list[dict[str, Any] | BaseException]:
     """Handle a batch in one transaction; each message's reply (or the exception it raised,
-    when it had to be handled alone)."""
+    when it had to be handled alone). What its commit said is sent before it returns."""
     with broadcast.one_send_per_commit():
         return _write(batch)
+
+
+def write_keeping_news(
+    batch: list[Message],
+) -> tuple[list[dict[str, Any] | BaseException], broadcast.Said]:
+    """``write``, but what the commit said is returned beside the replies, for the loop to
+    send once it has answered (``broadcast.send_said``)."""
+    with broadcast.said_together() as said:
+        return _write(batch), said
 
 
 def _write(batch: list[Message]) -> list[dict[str, Any] | BaseException]:
@@ -105,8 +117,9 @@ class TableBatch:
             size = min(MAX_BATCH, max(SMALL_BATCH, len(self.waiting) // 2))
             batch, self.waiting = self.waiting[:size], self.waiting[size:]
             self.sizes = (self.sizes + [len(batch)])[-100:]
+            said: broadcast.Said = {}
             try:
-                results = await database_sync_to_async(write)(batch)
+                results, said = await database_sync_to_async(write_keeping_news)(batch)
             except asyncio.CancelledError:  # the loop is closing, and its sockets with it
                 for message in batch + self.waiting:
                     message.reply.cancel()
@@ -120,6 +133,8 @@ class TableBatch:
                     message.reply.set_exception(result)
                 else:
                     message.reply.set_result(result)
+            # The replies' consumers run before the table's hubs hear the events.
+            await broadcast.send_said(said)
 
 
 # A batch belongs to the event loop its messages came in on (the server's; tests make more).

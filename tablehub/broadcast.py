@@ -12,10 +12,10 @@ management command or a replay may publish from another thread or loop. The data
 waits until the loop has handed the message on (measured: letting it go on at once wins a
 little on many decisions at once but loses on the fan-out, which the two then share the
 interpreter for). A batch of station messages (stations/batches.py) says what its commit
-caused in one send per table (``one_send_per_commit``), not one per message. A send that
-fails is logged, not raised: the commit stands, its events are in the round's event log,
-and the stations, whose sockets a failing layer closes (tablehub/fanout.py), get the whole
-state when they join again.
+caused in one send per table (``said_together``), not one per message, from the loop, once
+its replies are out. A send that fails is logged, not raised: the commit stands, its events
+are in the round's event log, and the stations, whose sockets a failing layer closes
+(tablehub/fanout.py), get the whole state when they join again.
 """
 
 from __future__ import annotations
@@ -54,19 +54,46 @@ class _Outbox(threading.local):
 _OUTBOX = _Outbox()
 
 
+Said = dict[int, list[Frame]]  # what commits said, by table, in the order it was said
+
+
+@contextmanager
+def said_together() -> Iterator[Said]:
+    """What the transactions inside commit, collected by table in the order it was said and
+    sent by the caller (``send_said``): a batch of station messages answers its messages
+    first, then tells the table (a rolled-back transaction or savepoint says nothing: its
+    on-commit callbacks never run)."""
+    assert _OUTBOX.frames is None, "said_together inside itself"
+    said: Said = {}
+    _OUTBOX.frames, _OUTBOX.told = said, set()
+    try:
+        yield said
+    finally:
+        _OUTBOX.frames = _OUTBOX.told = None
+
+
 @contextmanager
 def one_send_per_commit() -> Iterator[None]:
-    """What the transactions inside commit is sent at the end, one message per table, in
-    the order it was said (a rolled-back transaction or savepoint says nothing: its
-    on-commit callbacks never run)."""
-    assert _OUTBOX.frames is None, "one_send_per_commit inside itself"
-    _OUTBOX.frames, _OUTBOX.told = {}, set()
-    try:
-        yield
-    finally:
-        said, _OUTBOX.frames, _OUTBOX.told = _OUTBOX.frames, None, None
-        for table_id, frames in said.items():
-            _send(table_group(table_id), frames_message(frames))
+    """What the transactions inside commit is sent at the end, one message per table."""
+    with said_together() as said:
+        try:
+            yield
+        finally:
+            for table_id, frames in said.items():
+                _send(table_group(table_id), frames_message(frames))
+
+
+async def send_said(said: Said) -> None:
+    """Send what ``said_together`` collected, one message per table, from the server's event
+    loop (logged, not raised, when it fails: the commit stands, as ``_send`` says)."""
+    layer = get_channel_layer()
+    if layer is None:
+        return
+    for table_id, frames in said.items():
+        try:
+            await layer.group_send(table_group(table_id), frames_message(frames))
+        except Exception:
+            log.exception("events for %s not sent", table_group(table_id))
 
 
 def _say(table_id: int, frames: list[Frame]) -> None:

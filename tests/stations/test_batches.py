@@ -92,6 +92,23 @@ async def test_messages_that_arrive_together_are_one_batch_each_with_its_own_rep
 
 
 @pytest.mark.django_db(transaction=True)
+async def test_a_batchs_replies_go_out_before_the_events_its_commit_caused(table):
+    """The commit of a batch is answered first and told to the table right after: a station
+    that hits gets its reply (the state already the new one), then its hand's event, the
+    same hand (docs/protocol.md lets the reply come before or after)."""
+    await database_sync_to_async(deal_to_the_first_decision)(table)
+    s00, _frames = await join(table, "s00")
+    await s00.send_json_to({"type": "decide", "action": "hit", "client_id": "h"})
+    first = await s00.receive_json_from(timeout=10)
+    second = await s00.receive_json_from(timeout=10)
+    assert (first["type"], first["client_id"], first["ok"]) == ("reply", "h", True)
+    (hand,) = first["state"]["table"]["station"]["hands"]
+    assert second["type"] == "event" and second["event"] == {"type": "hand", "hand": hand}
+    assert hand["cards"] == ["TS", "6H"]  # common draw: the card comes with everyone's
+    await s00.disconnect()
+
+
+@pytest.mark.django_db(transaction=True)
 def test_a_batch_that_fails_as_a_whole_answers_every_other_message(table, monkeypatch):
     """A message that fails with something other than a refusal (a fault, injected here)
     undoes its batch; each other message is then written alone and answered."""
