@@ -811,15 +811,11 @@ def _views(
     """How many cards the round has drawn, the table as each station sees it, and each
     station's bets as they closed (box, code, stake; by box, then as placed): once bets are
     closed the engine holds them, and a batch's replies need not read the bets' rows."""
-    public: dict[str, Any] | None = None
-    views = {}
-    for name in names:
-        if name in engine.seats:
-            views[name] = engine.station_view(name)
-        else:
-            if public is None:
-                public = engine.public_view()
-            views[name] = public
+    public = engine.public_view()  # one for all: each seated station's adds its own part
+    views = {
+        name: public | {"station": engine.own_view(name)} if name in engine.seats else public
+        for name in names
+    }
     bets: dict[str, list[tuple[int, str, Decimal]]] = {name: [] for name in names}
     for bet in engine.bets:  # as closed: by station, box, then as placed (writer.close_bets)
         if bet.station in bets:

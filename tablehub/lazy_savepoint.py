@@ -60,19 +60,22 @@ def _reads(sql: str) -> bool:
 @contextmanager
 def atomic() -> Iterator[None]:
     """A nested atomic block that costs no statement unless it writes (see the module)."""
-    if not connection.in_atomic_block or connection.needs_rollback:
+    # The default connection itself, looked up once: each use of the ``connection`` proxy
+    # looks it up again in the thread's connections, and a batch runs this for every message.
+    database = transaction.get_connection()
+    if not database.in_atomic_block or database.needs_rollback:
         with transaction.atomic():
             yield
         return
     first_write = _FirstWrite()
-    mark = len(connection.run_on_commit)
+    mark = len(database.run_on_commit)
     try:
-        with connection.execute_wrapper(first_write), transaction.atomic(savepoint=False):
+        with database.execute_wrapper(first_write), transaction.atomic(savepoint=False):
             yield
     except BaseException:
         _undo(first_write, mark)
         raise
-    if connection.needs_rollback:  # a database error caught inside: undone, as Django would
+    if database.needs_rollback:  # a database error caught inside: undone, as Django would
         _undo(first_write, mark)
     elif first_write.sid is not None:
         transaction.savepoint_commit(first_write.sid)

@@ -488,15 +488,18 @@ class Round:
 
     def station_view(self, station: str) -> dict[str, Any]:
         """The public view plus the station's own hands, credits and question."""
+        return self.public_view() | {"station": self.own_view(station)}
+
+    def own_view(self, station: str) -> dict[str, Any]:
+        """The station's own part of its view (``station_view``): its hands, credits and
+        question. A batch's replies join it to one public view made for them all."""
         seat = self._seat(station)
-        view = self.public_view()
-        view["station"] = {
+        return {
             "id": station,
             "credits": fmt(seat.credits),
             "hands": [h.view() for h in seat.hands],
             "prompt": self.prompt_for(station),
         }
-        return view
 
     # -- events -----------------------------------------------------------------------------
 

@@ -199,7 +199,7 @@ async def test_a_batch_of_bets_tells_the_croupier_once_that_bets_changed(table):
 
     async def croupier_frames(batch: list[batches.Message]) -> list[dict]:
         results = await database_sync_to_async(batches.write)(batch)
-        assert all(r["ok"] for r in results)
+        assert all(isinstance(r, dict) and r["ok"] for r in results)
         message = await asyncio.wait_for(layer.receive(listener), 5)
         return [
             json.loads(text) for audience, _to, text in message["frames"] if audience == CROUPIER
