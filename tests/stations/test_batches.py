@@ -7,6 +7,7 @@ import asyncio
 import json
 from datetime import datetime, timedelta
 from decimal import Decimal
+from typing import Any
 
 import pytest
 from channels.db import database_sync_to_async
@@ -152,18 +153,26 @@ async def _messages(sent: list[tuple[Station, str]], now) -> list[batches.Messag
     return [batches.Message(s, {"type": "state", "client_id": c}, now) for s, c in sent]
 
 
-@pytest.mark.django_db(transaction=True)
-async def test_a_batch_says_what_its_commit_caused_in_one_message_to_the_table(table):
-    """Every station's own event of a batch, and the public one its last answer caused, go
-    to the table's hubs as one channel-layer message after the commit, in the order written."""
-    await database_sync_to_async(deal_to_the_first_decision)(table)
-    broadcast.remember_server_loop()  # the database thread sends through this loop
+async def _listening_to(table) -> tuple[Any, str, list[Station]]:
+    """The channel layer, a channel in the table's group (as a process's hub is) and the
+    table's stations by name; the database thread sends through this test's loop."""
+    broadcast.remember_server_loop()
     layer = get_channel_layer()
+    assert layer is not None
     listener = await layer.new_channel()
     await layer.group_add(table_group(table.pk), listener)
     stations = await database_sync_to_async(
         lambda: list(Station.objects.filter(table=table).select_related("table").order_by("name"))
     )()
+    return layer, listener, stations
+
+
+@pytest.mark.django_db(transaction=True)
+async def test_a_batch_says_what_its_commit_caused_in_one_message_to_the_table(table):
+    """Every station's own event of a batch, and the public one its last answer caused, go
+    to the table's hubs as one channel-layer message after the commit, in the order written."""
+    await database_sync_to_async(deal_to_the_first_decision)(table)
+    layer, listener, stations = await _listening_to(table)
     now = timezone.now()
     batch = [
         batches.Message(station, {"type": "decide", "action": "hit", "client_id": "h"}, now)
@@ -188,13 +197,7 @@ async def test_a_batch_of_bets_tells_the_croupier_once_that_bets_changed(table):
     which holds them all: one ``changed`` frame for the batch's send, not one per bet. A
     later batch tells it again."""
     await database_sync_to_async(writer.open_round)(table)
-    broadcast.remember_server_loop()  # the database thread sends through this loop
-    layer = get_channel_layer()
-    listener = await layer.new_channel()
-    await layer.group_add(table_group(table.pk), listener)
-    stations = await database_sync_to_async(
-        lambda: list(Station.objects.filter(table=table).select_related("table").order_by("name"))
-    )()
+    layer, listener, stations = await _listening_to(table)
     now = timezone.now()
 
     async def croupier_frames(batch: list[batches.Message]) -> list[dict]:
