@@ -44,7 +44,7 @@ Frame = tuple[str, str | None, str]  # (audience, station name or None, text)
 
 
 class _Outbox(threading.local):
-    """Inside ``one_send_per_commit``: the frames this thread's commits have said, by table."""
+    """Inside ``said_together``: the frames this thread's commits have said, by table."""
 
     frames: dict[int, list[Frame]] | None = None
     # What the croupier was told, by table: said once per send (``tell_croupier``).
@@ -146,7 +146,7 @@ def publish(table_id: int, round_id: int, seq: int, notices: list[Notice], first
 
 
 def tell_croupier(table_id: int, message: dict[str, Any]) -> None:
-    """Tell the table's croupier tablets ``message``. Inside ``one_send_per_commit`` the same
+    """Tell the table's croupier tablets ``message``. Inside ``said_together`` the same
     message is said once per send: a batch of 256 bets tells the tablet once that bets
     changed (it then reads its state, which holds them all), not 256 times."""
     text = json.dumps(message)
