@@ -85,15 +85,9 @@ def one_send_per_commit() -> Iterator[None]:
 
 async def send_said(said: Said) -> None:
     """Send what ``said_together`` collected, one message per table, from the server's event
-    loop (logged, not raised, when it fails: the commit stands, as ``_send`` says)."""
-    layer = get_channel_layer()
-    if layer is None:
-        return
+    loop (``_group_send``)."""
     for table_id, frames in said.items():
-        try:
-            await layer.group_send(table_group(table_id), frames_message(frames))
-        except Exception:
-            log.exception("events for %s not sent", table_group(table_id))
+        await _group_send(table_group(table_id), frames_message(frames))
 
 
 def _say(table_id: int, frames: list[Frame]) -> None:
@@ -165,9 +159,7 @@ def send_to_group(group: str, message: dict[str, Any]) -> None:
 
 
 def _send(group: str, message: dict[str, Any]) -> None:
-    layer = get_channel_layer()
-    if layer is None:
-        return
+    """``_group_send`` on the server's loop, from a thread or another loop, waited for."""
     loop = _SERVER_LOOP
     try:
         current = asyncio.get_running_loop()
@@ -175,8 +167,20 @@ def _send(group: str, message: dict[str, Any]) -> None:
         current = None
     try:
         if loop is not None and loop.is_running() and loop is not current:
-            asyncio.run_coroutine_threadsafe(layer.group_send(group, message), loop).result(10)
+            asyncio.run_coroutine_threadsafe(_group_send(group, message), loop).result(10)
         else:
-            async_to_sync(layer.group_send)(group, message)
+            async_to_sync(_group_send)(group, message)
+    except Exception:  # the loop did not take it in time
+        log.exception("events for %s not sent", group)
+
+
+async def _group_send(group: str, message: dict[str, Any]) -> None:
+    """One channel-layer message to a group; logged, not raised, when it fails (the commit
+    stands: see the module)."""
+    layer = get_channel_layer()
+    if layer is None:
+        return
+    try:
+        await layer.group_send(group, message)
     except Exception:
         log.exception("events for %s not sent", group)

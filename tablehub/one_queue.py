@@ -77,9 +77,7 @@ async def _move(channel_receive: Callable[[], Awaitable[Any]], queue: asyncio.Qu
     while True:
         try:
             message = await channel_receive()
-        except asyncio.CancelledError:
-            raise
-        except Exception as error:  # e.g. the channel layer's server gone
+        except Exception as error:  # e.g. the channel layer's server gone (not a cancel)
             queue.put_nowait(_ChannelFailed(error))
             return
         queue.put_nowait(message)
