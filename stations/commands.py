@@ -10,6 +10,7 @@ special-bet placement rules and the station's credits before anything is written
 
 from __future__ import annotations
 
+import json
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
@@ -42,6 +43,7 @@ from stations.selectors import (
 )
 from stations.services import cash_in, tip
 from tablehub import broadcast, fair_shoe, lazy_savepoint
+from tablehub.fields import JSONText
 from tablehub.rows import insert_values
 
 MAX_CLIENT_ID = 64
@@ -68,6 +70,20 @@ MOVED_AWAY = EngineError(
 )
 # The messages whose reply carries the whole state: a move's is the state at its new table.
 WHOLE_STATE = frozenset(["state", "move_table"])
+
+
+class Reply(dict[str, Any]):
+    """A reply of ``handle_batch`` whose JSON was encoded for its stored row: ``text``, the
+    same text the station is sent (not encoded a second time, on the event loop). A reply
+    that is not stored (one resent) has none."""
+
+    __slots__ = ("text",)
+    text: str
+
+
+def reply_text(reply: dict[str, Any]) -> str | None:
+    """The reply's JSON when it was encoded already (``Reply``), else None."""
+    return getattr(reply, "text", None)
 
 
 def handle(
@@ -153,9 +169,9 @@ def handle_batch(messages: list[Received]) -> list[dict[str, Any]]:
                 protection.forget_reads()
             if isinstance(outcome, Applied):
                 applied.append((len(replies), station, outcome))
-                outcome_reply: dict[str, Any] = {}
+                outcome_reply = Reply()
             else:
-                outcome_reply = outcome
+                outcome_reply = Reply(outcome)
             new[key] = {"station_id": station.pk, "client_id": client_id, "reply": outcome_reply}
             replies.append(outcome_reply)
         writer.flush()
@@ -166,6 +182,9 @@ def handle_batch(messages: list[Received]) -> list[dict[str, Any]]:
             replies[index].update(_reply(done.client_id, None, state) | (done.said or {}))
         for index, key in resent:
             replies[index].update(new[key]["reply"] | {"resent": True})
+        for row in new.values():  # each encoded once: for its row and for its station
+            reply = row["reply"]
+            reply.text = row["reply"] = JSONText(json.dumps(reply))
         # A second process answering the same client_id meanwhile makes this insert fail:
         # then this whole transaction is undone, and the resend is answered from its reply.
         insert_values(StationCommand, new.values())

@@ -13,7 +13,7 @@ from django.utils import timezone
 from rounds import receipts
 from rounds.recovery import server_connected
 from stations import batches
-from stations.commands import SESSION_ENDED, station_state
+from stations.commands import SESSION_ENDED, reply_text, station_state
 from stations.models import Station
 from tablehub import attempts, metrics
 from tablehub.consumers import TableConsumer, client_id_of
@@ -120,7 +120,8 @@ class StationConsumer(TableConsumer):
             reply = await batches.submit(self.station, content, self.received_at)
         if not reply["ok"]:
             log.info("station %s: %s", self.station, reply["error"])
-        await self.send_json(reply)
+        text = reply_text(reply)  # encoded already for its stored row
+        await (self.send(text_data=text) if text is not None else self.send_json(reply))
         if not reply["ok"] and reply["error"]["code"] == SESSION_ENDED:
             await self.end_session(CLOSE_UNAUTHORIZED, reply["error"]["message"])
             return
@@ -129,7 +130,7 @@ class StationConsumer(TableConsumer):
             await self.end_session(CLOSE_MOVED, f"moved to table {reply['moved']['table_id']}")
             return
         waited = (timezone.now() - self.received_at).total_seconds()
-        metrics.STATION_MESSAGE.labels(metrics.message_type(content["type"])).observe(waited)
+        metrics.observe_station_message(content["type"], waited)
 
     async def session_refusal(self, ended: str | None = None) -> tuple[int, str] | None:
         station = self.station

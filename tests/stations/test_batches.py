@@ -316,6 +316,11 @@ def test_a_batch_of_bets_writes_each_stations_last_bets_together_and_nothing_ref
     assert results[2]["state"]["bets"] == [{"box": 1, "bet": "main", "stake": "15.00"}]
     assert results[4]["state"]["bets"] == []
     assert results[5]["state"]["bets"] == [{"box": 1, "bet": "main", "stake": "30.00"}]
+    # Each reply was encoded once, when it was complete: the text its station is sent is
+    # the reply, and the stored row holds the same.
+    stored = dict(StationCommand.objects.values_list("client_id", "reply"))
+    for client_id, result in zip("abcdef", results, strict=True):
+        assert json.loads(commands.reply_text(result)) == result == stored[client_id]
     # A later batch reads the slips written: undo takes back s00's last chip.
     again = batches.write(asyncio.run(_bets([(s00, {"type": "undo", "client_id": "g"}, now)])))
     assert again[0]["state"]["bets"] == [{"box": 1, "bet": "main", "stake": "10.00"}]
