@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import asyncio
 import atexit
+import itertools
 import json
 import logging
 import os
@@ -65,18 +66,18 @@ REGISTER_KEY = "tablehub:receipts"  # a hash: process -> its last snapshot (JSON
 
 
 class _Memory:
-    """One process's register: table -> token -> receipt time (epoch seconds)."""
+    """One process's register: table -> token (``_TOKENS``) -> receipt time (epoch seconds)."""
 
     def __init__(self, stale: float) -> None:
         self._lock = threading.Lock()
         self._stale = stale
-        self._held: dict[int, dict[str, float]] = defaultdict(dict)
+        self._held: dict[int, dict[int, float]] = defaultdict(dict)
 
-    def add(self, table_id: int, token: str, at: float) -> None:
+    def add(self, table_id: int, token: int, at: float) -> None:
         with self._lock:
             self._held[table_id][token] = at
 
-    def remove(self, table_id: int, token: str) -> None:
+    def remove(self, table_id: int, token: int) -> None:
         with self._lock:
             held = self._held.get(table_id)
             if held is not None:
@@ -98,29 +99,32 @@ class _Memory:
 _HELD = _Memory(STALE_SECONDS)  # commands this process is handling
 _QUEUED = _Memory(QUEUED_SECONDS)  # frames read by this process, not yet done with
 _PROCESS = uuid.uuid4().hex  # this process in the shared register
+# A registration's token: unique in this process, which alone holds it (a count, not a
+# UUID: every frame a burst reads takes two).
+_TOKENS = itertools.count()
 _LOOPS: weakref.WeakSet[asyncio.AbstractEventLoop] = weakref.WeakSet()  # serving websockets
 _publisher_lock = threading.Lock()
 _publisher: threading.Thread | None = None
 _sync_client: redis.Redis | None = None
 
 
-def queued(table_id: int, at: float) -> str:
+def queued(table_id: int, at: float) -> int:
     """Register a frame for the table read at ``at`` (epoch seconds) while it waits in its
     connection's queue; its consumer lets it go (``dequeued``). Called as the server reads
     the frame, in the event loop: memory only, no I/O."""
-    token = uuid.uuid4().hex
+    token = next(_TOKENS)
     _QUEUED.add(table_id, token, at)
     return token
 
 
-def dequeued(table_id: int, token: str) -> None:
+def dequeued(table_id: int, token: int) -> None:
     _QUEUED.remove(table_id, token)
 
 
 @contextmanager
 def holding(table_id: int, at: datetime) -> Iterator[None]:
     """Register a command of the table received ``at`` for as long as it is being handled."""
-    token = uuid.uuid4().hex
+    token = next(_TOKENS)
     _HELD.add(table_id, token, at.timestamp())
     try:
         yield

@@ -61,6 +61,10 @@ def _no_constant(name: str) -> Any:
     raise ValueError(f"{name} is not JSON")
 
 
+# One decoder for every frame: ``json.loads`` with an option makes a new one per call.
+_decode = json.JSONDecoder(parse_constant=_no_constant).decode
+
+
 def decode_frame(text_data: str | None, bytes_data: bytes | None = None) -> Any:
     """The JSON value of one frame, or ``Refused``."""
     if text_data is None:
@@ -68,7 +72,7 @@ def decode_frame(text_data: str | None, bytes_data: bytes | None = None) -> Any:
     if len(text_data) > MAX_FRAME or len(text_data.encode("utf-8", "surrogatepass")) > MAX_FRAME:
         raise Refused("bad_message", f"a frame holds at most {MAX_FRAME} bytes")
     try:
-        content = json.loads(text_data, parse_constant=_no_constant)
+        content = _decode(text_data)
     except (ValueError, RecursionError):
         raise Refused("bad_json", "the message is not valid JSON") from None
     try:

@@ -65,6 +65,20 @@ def message_type(kind: object) -> str:
     return kind if isinstance(kind, str) and kind in MESSAGE_TYPES else "other"
 
 
+# Each label's histogram, looked up once: ``labels()`` builds its key and takes a lock on
+# every call, and every station message is observed (a burst is a thousand at once).
+_STATION_MESSAGE_BY_TYPE: dict[str, Histogram] = {}
+
+
+def observe_station_message(kind: object, seconds: float) -> None:
+    """``tablehub_station_message_seconds`` of one station message of type ``kind``."""
+    label = message_type(kind)
+    histogram = _STATION_MESSAGE_BY_TYPE.get(label)
+    if histogram is None:
+        histogram = _STATION_MESSAGE_BY_TYPE[label] = STATION_MESSAGE.labels(label)
+    histogram.observe(seconds)
+
+
 class ConnectedStations(Collector):
     """``tablehub_connected_stations{table}``, read from the process's table hubs when
     scraped (``count`` gives table id -> joined station sockets)."""

@@ -84,7 +84,7 @@ def test_a_frame_that_arrived_before_a_moment_is_registered_once_the_loop_came_r
     client = socket.create_connection(listener.getsockname())
     server, _ = listener.accept()
     server.setblocking(False)
-    registered: list[str] = []
+    registered: list[int] = []
     busy = threading.Event()
 
     def on_read() -> None:
