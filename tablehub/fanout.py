@@ -59,9 +59,21 @@ def table_group(table_id: int) -> str:
     return f"table.{table_id}"
 
 
+class Frames(tuple):
+    """A commit's frames, (audience, station name or None, text) each: texts that nothing
+    changes, so the in-memory layer's copy of a message for each group member (a
+    ``deepcopy``, about 4 us a frame at a batch of 256 decisions) keeps this one as it is.
+    Over Redis it travels as any list of lists."""
+
+    __slots__ = ()
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> Frames:
+        return self
+
+
 def frames_message(frames: list[tuple[str, str | None, str]]) -> dict[str, Any]:
     """The layer message for a commit's frames: (audience, station name or None, text)."""
-    return {"type": MESSAGE_TYPE, "frames": [list(frame) for frame in frames]}
+    return {"type": MESSAGE_TYPE, "frames": Frames(tuple(frame) for frame in frames)}
 
 
 class TableHub:

@@ -5,7 +5,9 @@ layer closes the sockets so that stations rejoin and get the whole state."""
 from __future__ import annotations
 
 import asyncio
+import copy
 
+import msgpack  # type: ignore[import-untyped]  # channels_redis' serializer
 import pytest
 from channels.layers import InMemoryChannelLayer
 
@@ -218,3 +220,18 @@ def test_a_send_that_fails_is_logged_and_the_commit_stands(monkeypatch, caplog) 
     monkeypatch.setattr(broadcast, "_SERVER_LOOP", None)
     broadcast.publish(2, 8, 1, [Notice("public", {"type": "card", "card": "9H"})])  # no raise
     assert "events for table.2 not sent" in caplog.text
+
+
+def test_a_commits_frames_are_not_copied_in_memory_and_travel_over_redis_as_lists() -> None:
+    """The in-memory layer deep-copies each message for each group member: the frames, texts
+    nothing changes, stay the same object. Redis' layer packs them with msgpack, as lists."""
+    frames = [(fanout.PUBLIC, None, "card"), (fanout.STATION, "s1", "hand")]
+    message = fanout.frames_message(frames)
+    copied = copy.deepcopy(message)
+    assert copied is not message and copied["frames"] is message["frames"]
+    assert list(copied["frames"]) == frames
+    unpacked = msgpack.unpackb(msgpack.packb(message, use_bin_type=True), raw=False)
+    assert unpacked == {
+        "type": fanout.MESSAGE_TYPE,
+        "frames": [["table", None, "card"], ["station", "s1", "hand"]],
+    }
