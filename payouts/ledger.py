@@ -219,9 +219,9 @@ def lock_stations(stations: Iterable[Station | int]) -> list[int]:
         # never waits for a chain head (rounds/chain.py, the lock order).
         tables = {s.table_id for s in stations if not isinstance(s, int)}
         if any(isinstance(s, int) for s in stations):
-            tables |= set(Station.objects.filter(pk__in=ids).values_list("table_id", flat=True))
+            tables |= set(Station.objects.filter(pk__among=ids).values_list("table_id", flat=True))
         chain.lock_heads(tables)
-        locked = Station.objects.select_for_update(no_key=True).filter(pk__in=ids).order_by("pk")
+        locked = Station.objects.select_for_update(no_key=True).filter(pk__among=ids).order_by("pk")
         list(locked.values_list("pk"))
         if connection.in_atomic_block:
             transaction.on_commit(_StationsLocked(ids))

@@ -332,7 +332,7 @@ def stations_bets(round: Round, station_ids: Sequence[int]) -> dict[int, list[Be
     missing = [pk for pk in station_ids if pk not in known]
     found: dict[int, list[Bet]] = {pk: [] for pk in missing}
     if missing:
-        for bet in round.bets.filter(station_id__in=missing).order_by("box", "pk"):
+        for bet in round.bets.filter(station_id__among=missing).order_by("box", "pk"):
             found[bet.station_id].append(bet)
     if held:
         _HELD.bets = known | found
@@ -487,7 +487,7 @@ def bet_slip(round: Round, station: Station) -> list[Any]:
     if station.pk not in known:
         wanted = {station.pk, *_HELD.betting} - known.keys()
         read = dict(
-            BetSlip.objects.filter(round=round, station_id__in=wanted).values_list(
+            BetSlip.objects.filter(round=round, station_id__among=wanted).values_list(
                 "station_id", "groups"
             )
         )
@@ -530,7 +530,7 @@ def _write_bets(changes: list[_PendingBets], round: Round | None = None) -> None
         update_on=["round", "station"],
         update=["groups"],
     )
-    Bet.objects.filter(round=round, station_id__in=last).delete()
+    Bet.objects.filter(round=round, station_id__among=last).delete()
     insert_values(
         Bet,
         (

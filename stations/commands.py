@@ -201,7 +201,7 @@ def _answered(messages: list[Received]) -> dict[tuple[int, str], Any]:
     """The stored replies of the messages' client_ids already answered, by (station, id)."""
     wanted = {(s.pk, m["client_id"]) for s, m, _at in messages if _is_client_id(m.get("client_id"))}
     stored = StationCommand.objects.filter(
-        station_id__in={pk for pk, _id in wanted},
+        station_id__among={pk for pk, _id in wanted},
         client_id__in={cid for _pk, cid in wanted},
     ).values_list("station_id", "client_id", "reply")
     return {(pk, cid): reply for pk, cid, reply in stored if (pk, cid) in wanted}

@@ -151,7 +151,7 @@ def standings(stations: Sequence[Station]) -> dict[int, Standing]:
     sessions = {
         session.station_id: session
         for session in PlayerSession.objects.filter(
-            station__in=[station.pk for station in stations], closed_at__isnull=True
+            station_id__among=[station.pk for station in stations], closed_at__isnull=True
         )
     }
     moneys = ledger.sessions_money(
@@ -343,7 +343,7 @@ def _current_breaks(stations: Sequence[Station]) -> dict[int, StationBreak]:
     # One query for both: the breaks going on and those ended but not yet logged as ended
     # (it runs for every state the station is sent).
     breaks = list(
-        StationBreak.objects.filter(station_id__in=list(by_id))
+        StationBreak.objects.filter(station_id__among=list(by_id))
         .filter(Q(until__gt=now) | Q(end_logged=False))
         .order_by("pk")
     )

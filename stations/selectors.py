@@ -35,7 +35,7 @@ def valid_stations(wanted: dict[int, str], table_id: int | None = None) -> set[i
     """Of ``{station id: credential hash}``, the stations still active with that hash (the
     session check of tablehub/session_guard.py), and still at table ``table_id`` when it is
     given (a station that moved to another table of its stadium plays there)."""
-    stations = Station.objects.filter(pk__in=wanted, is_active=True)
+    stations = Station.objects.filter(pk__among=wanted, is_active=True)
     if table_id is not None:
         stations = stations.filter(table_id=table_id)
     rows = stations.values_list("pk", "credential")

@@ -11,6 +11,9 @@ class TablehubConfig(AppConfig):
     verbose_name = "Table"
 
     def ready(self) -> None:
+        from tablehub import lookups
+
+        lookups.register()  # ``__among`` (tablehub/lookups.py)
         # The signal handlers: closing a socket whose session ended; a lockout of the API's
         # logins answered 429; a round's end revealing its virtual shuffle.
         from tablehub import auth, fair_shoe, session_guard  # noqa: F401

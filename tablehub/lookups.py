@@ -1,0 +1,52 @@
+"""``__among``: a whole-number column (a key, a foreign key) among many ids, as ``__in``
+without Django's work per value.
+
+A batch of station messages (stations/batches.py) reads its stations' sessions, breaks,
+credits, stored replies and bets by their ids, a few hundred at a time. ``__in`` prepares
+every value on its own (the field's ``get_prep_value`` and ``get_db_prep_value``, a set of
+them, an SQL part per value): measured, 1.8 ms to build one query of 256 ids against 0.5 ms
+for 10, a few of them in every batch. ``__among`` takes whole numbers only, checks them
+(``int``) and writes the same ``IN`` list with one placeholder each: the same rows.
+
+    StationBreak.objects.filter(station_id__among=[station.pk for station in stations])
+
+No ids is no rows, as with ``__in``. Registered on integer fields (and so on every automatic
+key) and on foreign keys, in ``TablehubConfig.ready``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from django.core.exceptions import EmptyResultSet
+from django.db import models
+from django.db.models import Lookup
+
+
+class Among(Lookup):
+    lookup_name = "among"
+    prepare_rhs = False
+
+    def get_prep_lookup(self) -> list[int]:
+        if isinstance(self.rhs, (str, bytes)) or not isinstance(self.rhs, Iterable):
+            raise TypeError("__among takes an iterable of ids")
+        # Whole numbers, each once, in their order (an id's type is checked, not converted:
+        # a string of digits is refused as any other value that is not an int).
+        ids = dict.fromkeys(self.rhs)
+        for value in ids:
+            if type(value) is not int:
+                raise TypeError(f"__among takes ids (int), not {type(value).__name__}")
+        return list(ids)
+
+    def as_sql(self, compiler: Any, connection: Any) -> tuple[str, tuple[Any, ...]]:
+        if not self.rhs:
+            raise EmptyResultSet
+        lhs, lhs_params = self.process_lhs(compiler, connection)
+        placeholders = ", ".join(["%s"] * len(self.rhs))
+        return f"{lhs} IN ({placeholders})", (*lhs_params, *self.rhs)
+
+
+def register() -> None:
+    models.IntegerField.register_lookup(Among)
+    models.ForeignKey.register_lookup(Among)
