@@ -9,6 +9,11 @@ server writes a burst), timed per batch, with the queries of one batch counted a
 
 No server and no sockets: only the writing, so the figures say what the database thread can
 do, the ceiling of a burst's replies per second.
+
+With ``--runs N`` the bets and decisions are written N times, each on a table of its own, and
+the least CPU per message of the N runs is printed last: on a shared machine whose speed
+changes from minute to minute (this one's runs of one build differ by up to 70 %), the least
+of several runs is what a change can be compared by.
 """
 
 from __future__ import annotations
@@ -100,6 +105,9 @@ def main() -> None:
         help="ledger entries of earlier play each station has (bench.fanout.add_history)",
     )
     parser.add_argument(
+        "--runs", type=int, default=1, help="write the bets and decisions this many times"
+    )
+    parser.add_argument(
         "--profile",
         choices=["bet", "decision", "both"],
         help="print the top functions of the bets, the decisions or both",
@@ -114,40 +122,49 @@ def main() -> None:
     from rounds.engine import CardDrawn, parse_card
     from stations.models import Station
 
-    table_id, names = set_up_table(options.stations, options.history)
-    # The server's process settings (switch interval, frozen start-up objects, the young
-    # garbage collections' threshold), once the database is set up: without them the
-    # collections a burst triggers are timed, and profiled, as the functions they interrupt.
-    import tablehub.asgi  # noqa: F401
-
-    # As a joined socket holds its station: the table and its jurisdiction read once.
-    joined = Station.objects.filter(table_id=table_id).select_related("table__jurisdiction")
-    stations = {s.name: s for s in joined}
-    round_id = new_round(table_id)
     profile = cProfile.Profile() if options.profile else None
     bet_profile = profile if options.profile in ("bet", "both") else None
     decision_profile = profile if options.profile in ("decision", "both") else None
     database = os.environ["DATABASE_URL"].split(":", 1)[0]
     history = f", {options.history} entries of history each" if options.history else ""
     print(f"{options.stations} stations{history}, batches of {options.batch}, {database}")
+    least: dict[str, float] = {}
+    for _run in range(options.runs):
+        table_id, names = set_up_table(options.stations, options.history)
+        # The server's process settings (switch interval, frozen start-up objects, the young
+        # garbage collections' threshold), once the database is set up: without them the
+        # collections a burst triggers are timed, and profiled, as the functions they
+        # interrupt.
+        import tablehub.asgi  # noqa: F401
 
-    bets = [
-        (stations[name], {"type": "place", "client_id": "b", "box": 1, "amount": "10"})
-        for name in names
-    ]
-    seconds, queries, replies = timed_batches(bets, options.batch, bet_profile)
-    assert all(r["ok"] for r in replies), [r for r in replies if not r["ok"]][:3]
-    report("bet", seconds, queries, options.batch)
+        # As a joined socket holds its station: the table and its jurisdiction read once.
+        joined = Station.objects.filter(table_id=table_id).select_related("table__jurisdiction")
+        stations = {s.name: s for s in joined}
+        round_id = new_round(table_id)
 
-    writer.close_bets(round_id)
-    for card in "TS 9D 6H 7C".split():  # 10 6 against a dealer 9: every station is asked
-        writer.record(round_id, CardDrawn(parse_card(card)))
-    decisions = [
-        (stations[name], {"type": "decide", "client_id": "d", "action": "stand"}) for name in names
-    ]
-    seconds, queries, replies = timed_batches(decisions, options.batch, decision_profile)
-    assert all(r["ok"] for r in replies), [r for r in replies if not r["ok"]][:3]
-    report("decision", seconds, queries, options.batch)
+        bets = [
+            (stations[name], {"type": "place", "client_id": "b", "box": 1, "amount": "10"})
+            for name in names
+        ]
+        seconds, queries, replies = timed_batches(bets, options.batch, bet_profile)
+        assert all(r["ok"] for r in replies), [r for r in replies if not r["ok"]][:3]
+        report("bet", seconds, queries, options.batch, least)
+
+        writer.close_bets(round_id)
+        for card in "TS 9D 6H 7C".split():  # 10 6 against a dealer 9: every station is asked
+            writer.record(round_id, CardDrawn(parse_card(card)))
+        decisions = [
+            (stations[name], {"type": "decide", "client_id": "d", "action": "stand"})
+            for name in names
+        ]
+        seconds, queries, replies = timed_batches(decisions, options.batch, decision_profile)
+        assert all(r["ok"] for r in replies), [r for r in replies if not r["ok"]][:3]
+        report("decision", seconds, queries, options.batch, least)
+    if options.runs > 1:
+        print(
+            f"  least of {options.runs} runs, CPU of this thread a message: "
+            + ", ".join(f"{what} {ms:.2f} ms" for what, ms in least.items())
+        )
 
     if profile is not None:
         pstats.Stats(profile).sort_stats(
@@ -157,9 +174,17 @@ def main() -> None:
             profile.dump_stats(os.environ["BATCH_COST_DUMP"])
 
 
-def report(what: str, seconds: list[tuple[float, float]], queries: int, size: int) -> None:
+def report(
+    what: str,
+    seconds: list[tuple[float, float]],
+    queries: int,
+    size: int,
+    least: dict[str, float],
+) -> None:
+    """Print one run's figures; ``least`` keeps each kind's least CPU a message so far."""
     ms = [took * 1000 for took, _cpu in seconds]
     cpu = [used * 1000 for _took, used in seconds]
+    least[what] = min(least.get(what, float("inf")), statistics.median(cpu))
     print(
         f"  {what}: {statistics.median(ms):.2f} ms a message (median of batches),"
         f" {sum(ms):.0f} ms for all {len(ms)}; CPU of this thread {statistics.median(cpu):.2f}"
