@@ -6,7 +6,8 @@ credits, stored replies and bets by their ids, a few hundred at a time. ``__in``
 every value on its own (the field's ``get_prep_value`` and ``get_db_prep_value``, a set of
 them, an SQL part per value): measured, 1.8 ms to build one query of 256 ids against 0.5 ms
 for 10, a few of them in every batch. ``__among`` takes whole numbers only, checks them
-(``int``) and writes the same ``IN`` list with one placeholder each: the same rows.
+(``int``) and writes the same ``IN`` list with one placeholder each, or on PostgreSQL one
+array (``= ANY(%s)``): the same rows.
 
     StationBreak.objects.filter(station_id__among=[station.pk for station in stations])
 
@@ -45,6 +46,15 @@ class Among(Lookup):
         lhs, lhs_params = self.process_lhs(compiler, connection)
         placeholders = ", ".join(["%s"] * len(self.rhs))
         return f"{lhs} IN ({placeholders})", (*lhs_params, *self.rhs)
+
+    def as_postgresql(self, compiler: Any, connection: Any) -> tuple[str, tuple[Any, ...]]:
+        # One array parameter: psycopg keeps no conversion of a query of more than 50
+        # parameters and parses each placeholder again (256 ids: 0.96 ms to merge on the
+        # client, 0.24 ms as an array). PostgreSQL plans ``IN (...)`` as ``= ANY`` itself.
+        if not self.rhs:
+            raise EmptyResultSet
+        lhs, lhs_params = self.process_lhs(compiler, connection)
+        return f"{lhs} = ANY(%s)", (*lhs_params, list(self.rhs))
 
 
 def register() -> None:

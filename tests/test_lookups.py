@@ -31,14 +31,19 @@ def test_among_finds_the_rows_in_finds_for_keys_and_foreign_keys(stations) -> No
     ) == [("s2",)]
 
 
-def test_among_writes_one_placeholder_per_id_and_no_ids_finds_nothing(stations) -> None:
+def test_among_writes_the_ids_in_one_list_and_no_ids_finds_nothing(stations) -> None:
+    """One placeholder per id, or on PostgreSQL one array parameter for all of them."""
     ids = [s.pk for s in stations]
     with CaptureQueriesContext(connection) as captured:
         assert Station.objects.filter(pk__among=ids).count() == 6
         assert list(Station.objects.filter(pk__among=[])) == []  # no query at all
     (query,) = captured.captured_queries
-    assert query["sql"].count(" IN (") == 1
-    assert all(str(pk) in query["sql"] for pk in ids)
+    if connection.vendor == "postgresql":
+        assert query["sql"].count(" = ANY(") == 1 and " IN (" not in query["sql"]
+        assert "{" + ",".join(str(pk) for pk in ids) + "}" in query["sql"]
+    else:
+        assert query["sql"].count(" IN (") == 1
+        assert all(str(pk) in query["sql"] for pk in ids)
 
 
 @pytest.mark.parametrize("value", [["1"], [1.0], [None], "12", 5])
