@@ -247,11 +247,18 @@ REDIS_URL = os.environ.get("REDIS_URL", "")
 # kept well above the blocking pop's, so it still finds a dead connection (with TCP
 # keepalive) but never an idle one; works with redis-py 5 to 8.
 REDIS_SOCKET_TIMEOUT = float(os.environ.get("REDIS_SOCKET_TIMEOUT", "30"))
+# redis-py 8 gives an asyncio pool at most 100 connections and refuses the next command at
+# once (MaxConnectionsError) instead of waiting; before 8 there was no limit. A stadium's
+# stations joining together (each join adds its socket to a group) exceeded it: joins were
+# answered server_error. The channel layer's pool may open as many as a stadium needs at
+# once, well inside Redis' own maxclients (10000 by default).
+REDIS_LAYER_MAX_CONNECTIONS = int(os.environ.get("REDIS_LAYER_MAX_CONNECTIONS", "5000"))
 REDIS_LAYER_HOST = {
     "address": REDIS_URL,
     "socket_timeout": REDIS_SOCKET_TIMEOUT,
     "socket_connect_timeout": 5,
     "socket_keepalive": True,
+    "max_connections": REDIS_LAYER_MAX_CONNECTIONS,
 }
 
 if REDIS_URL:
