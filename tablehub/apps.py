@@ -2,6 +2,8 @@
 
 from django.apps import AppConfig
 
+from tablehub import lookups
+
 
 class TablehubConfig(AppConfig):
     """The table: jurisdictions, tables, their versioned configuration and shoes."""
@@ -11,8 +13,6 @@ class TablehubConfig(AppConfig):
     verbose_name = "Table"
 
     def ready(self) -> None:
-        from tablehub import lookups
-
         lookups.register()  # ``__among`` (tablehub/lookups.py)
         # The signal handlers: closing a socket whose session ended; a lockout of the API's
         # logins answered 429; a round's end revealing its virtual shuffle.

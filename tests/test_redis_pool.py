@@ -9,6 +9,8 @@ import contextvars
 
 import pytest
 from channels.db import database_sync_to_async
+from channels_redis.core import RedisChannelLayer
+from django.conf import settings
 from django.core.cache import cache
 
 from tablehub import attempts
@@ -40,9 +42,6 @@ async def test_sockets_in_contexts_of_their_own_share_one_pool(redis_url):
 async def test_the_channel_layer_takes_more_than_a_hundred_commands_at_once(redis_url):
     """A stadium's stations join together: each adds its socket to a group. redis-py 8's
     asyncio pool refuses a 101st connection at once unless told it may open more."""
-    from channels_redis.core import RedisChannelLayer
-    from django.conf import settings
-
     layer = RedisChannelLayer(hosts=[settings.REDIS_LAYER_HOST | {"address": redis_url}])
     channels = [await layer.new_channel() for _ in range(300)]
     try:
