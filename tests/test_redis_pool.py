@@ -8,7 +8,7 @@ import asyncio
 import contextvars
 
 import pytest
-from channels.db import database_sync_to_async
+from asgiref.sync import sync_to_async
 from channels_redis.core import RedisChannelLayer
 from django.conf import settings
 from django.core.cache import cache
@@ -27,9 +27,9 @@ def joined(n: int) -> object:
 
 async def test_sockets_in_contexts_of_their_own_share_one_pool(redis_url):
     async def join(n: int) -> object:
-        return await database_sync_to_async(joined)(n)
+        return await sync_to_async(joined)(n)
 
-    shared = await database_sync_to_async(joined)(-1)
+    shared = await sync_to_async(joined)(-1)
     before = shared._created_connections
     # As daphne starts each socket's consumer: a task in a context of its own.
     tasks = [asyncio.create_task(join(n), context=contextvars.Context()) for n in range(40)]
