@@ -32,3 +32,7 @@ def _redis_of_this_worker() -> None:
 _redis_of_this_worker()
 
 from tablehub.settings import *  # noqa: E402, F403
+
+if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":  # noqa: F405
+    # Django's, with a faster flush between transactional tests (tests/postgresql/base.py).
+    DATABASES["default"]["ENGINE"] = "tests.postgresql"  # noqa: F405
