@@ -36,3 +36,6 @@ from tablehub.settings import *  # noqa: E402, F403
 if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":  # noqa: F405
     # Django's, with a faster flush between transactional tests (tests/postgresql/base.py).
     DATABASES["default"]["ENGINE"] = "tests.postgresql"  # noqa: F405
+
+# Django's hash, a thousandth of its work (tests/hashers.py).
+PASSWORD_HASHERS = ["tests.hashers.QuickPBKDF2PasswordHasher"]
