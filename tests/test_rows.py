@@ -120,6 +120,10 @@ def test_many_rows_go_in_chunks(round_and_stations):
     ]
     insert_rows(Bet, bets)
     assert len({b.pk for b in bets}) == 700
+    # Each object has its own row's key: the keys come back in the rows' order.
+    assert dict(Bet.objects.filter(round=round).values_list("pk", "code")) == {
+        b.pk: b.code for b in bets
+    }
     stored = dict(Bet.objects.filter(round=round).values_list("code", "stake"))
     assert stored == {f"c{n}": Decimal(n) / 100 for n in range(1, 701)}
 
@@ -201,3 +205,27 @@ def test_value_rows_upsert(round_and_stations):
     insert_values(BetSlip, rows, update_on=["round", "station"], update=["groups"])
     slips = dict(BetSlip.objects.filter(round=round).values_list("station_id", "groups"))
     assert slips == {s1.pk: [], s2.pk: [[{"box": 3}]]}
+
+
+def test_awkward_text_and_json_are_stored_as_they_are(round_and_stations):
+    """Quotes, backslashes, control characters, non-ASCII text, SQL and JSON's own null
+    inside a JSON column, and text that looks like JSON in a text column."""
+    _round, (s1, _s2) = round_and_stations
+    awkward = {"q": 'say "hi"', "b": "C:\\x\\", "n": "a\nb\tc", "u": "♣ 7C ñ"}
+    awkward |= {"sql": "'); --", "z": None}
+    (command,) = insert_rows(
+        StationCommand, [StationCommand(station=s1, client_id='{"not": "json"}', reply=awkward)]
+    )
+    stored = StationCommand.objects.get(pk=command.pk)
+    assert stored.reply == awkward and stored.client_id == '{"not": "json"}'
+
+
+def test_a_text_too_long_for_its_column_is_refused_not_cut(round_and_stations):
+    from django.db import DataError, connection, transaction
+
+    if connection.vendor != "postgresql":
+        pytest.skip("SQLite keeps text of any length in a varchar column")
+    _round, (s1, _s2) = round_and_stations
+    with pytest.raises(DataError), transaction.atomic():
+        insert_rows(StationCommand, [StationCommand(station=s1, client_id="x" * 65, reply={})])
+    assert not StationCommand.objects.filter(station=s1, client_id__startswith="x").exists()
