@@ -26,9 +26,10 @@ per value. psycopg keeps the parsed form of no query with more than 50 parameter
 thousand or two values) had its placeholders parsed again and each value adapted to a
 literal, in Python: 13 % of a decision batch's database thread under cProfile. JSON's C
 encoder writes them instead; a message then costs the database thread 7 to 11 % less CPU
-(bench/batch_cost.py, docs/benchmarks.md). The values are those the fields prepare for the driver, written as text the
-column's type reads back exactly (a decimal as its digits, a time in ISO 8601 with its
-offset, a JSON column's value as its JSON text). A value of any other type is refused.
+(bench/batch_cost.py, docs/benchmarks.md). The values are those the fields prepare for the
+driver, written as text the column's type reads back exactly (a decimal as its digits, a
+time in ISO 8601 with its offset, a JSON column's value as its JSON text). A value of any
+other type is refused.
 """
 
 from __future__ import annotations
