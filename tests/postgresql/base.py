@@ -3,9 +3,9 @@ transactional tests deletes the rows instead of truncating the tables.
 
 pytest-django empties the test database after every test that commits (``transactional_db``,
 the live servers, the websockets) with ``flush``, which on PostgreSQL is one ``TRUNCATE`` of
-every table: about 0.2 s each time, because PostgreSQL gives each of some seventy tables new
-files. A test leaves a few rows, and deleting them takes a few milliseconds: over the
-suite's four hundred such tests that was more than a minute of CI. Django's foreign keys are
+every table (49): about 0.2 s each time, because PostgreSQL gives each table new files. A
+test leaves a few rows, and deleting them takes a few milliseconds: over the suite's four
+hundred such tests that was more than a minute of CI. Django's foreign keys are
 ``DEFERRABLE INITIALLY DEFERRED``, and the flush runs in one transaction, so the order of the
 deletes does not matter: the keys are checked at its commit, when every row is gone.
 
