@@ -126,23 +126,25 @@ def _insert(
         )
     else:
         tail = f" RETURNING {quote(_column(opts.pk))}"
-    keys: list[Any] = []
-    with connection.cursor() as cursor:
-        if connection.vendor == "postgresql":
-            rows = [[prepare(item, connection) for prepare in prepares] for item in items]
-            document = json.dumps(rows, default=_as_json_text, separators=(",", ":"))
-            cursor.execute(head + _from_json_rows(model, connection) + tail, [document])
-            if not update_on:
-                keys = [pk for (pk,) in cursor.fetchall()]
-            return None if update_on else keys
+    statements: Iterable[tuple[str, list[Any]]]
+    if connection.vendor == "postgresql":  # every row in one JSON parameter
+        rows = [[prepare(item, connection) for prepare in prepares] for item in items]
+        document = json.dumps(rows, default=_as_json_text, separators=(",", ":"))
+        statements = [(head + _from_json_rows(model, fields, connection) + tail, [document])]
+    else:  # rows of placeholders, in chunks as Django's
         row = "(" + ", ".join(["%s"] * len(fields)) + ")"
         size = max(connection.ops.bulk_batch_size(fields, items), 1)
-        for start in range(0, len(items), size):
-            chunk = items[start : start + size]
-            params: list[Any] = []
-            for item in chunk:
-                params += [prepare(item, connection) for prepare in prepares]
-            cursor.execute(head + "VALUES " + ", ".join([row] * len(chunk)) + tail, params)
+        statements = (
+            (
+                head + "VALUES " + ", ".join([row] * len(chunk)) + tail,
+                [prepare(item, connection) for item in chunk for prepare in prepares],
+            )
+            for chunk in (items[start : start + size] for start in range(0, len(items), size))
+        )
+    keys: list[Any] = []
+    with connection.cursor() as cursor:
+        for sql, params in statements:
+            cursor.execute(sql, params)
             if not update_on:
                 keys += [pk for (pk,) in cursor.fetchall()]
     return None if update_on else keys
@@ -151,13 +153,12 @@ def _insert(
 _JSON_ROWS: dict[type[models.Model], str] = {}
 
 
-def _from_json_rows(model: type[models.Model], connection: Any) -> str:
-    """PostgreSQL's rows of ``model`` from one JSON parameter: an array of rows, each an
-    array of the columns' values as text, in the insert's column order, taken in the
+def _from_json_rows(model: type[models.Model], fields: list[models.Field], connection: Any) -> str:
+    """PostgreSQL's rows of ``model`` (its insert's ``fields``, in their order) from one JSON
+    parameter: an array of rows, each an array of the columns' values as text, taken in the
     array's order (the keys come back in it)."""
     if model in _JSON_ROWS:
         return _JSON_ROWS[model]
-    fields, _prepares = _columns(model, connection.vendor, False)
     casts = []
     for n, field in enumerate(fields):
         db_type = field.db_type(connection)

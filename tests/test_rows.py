@@ -8,6 +8,7 @@ from datetime import timedelta
 from decimal import Decimal
 
 import pytest
+from django.db import DataError, connection, transaction
 from django.utils import timezone
 
 from rounds import writer
@@ -112,7 +113,7 @@ def test_an_upsert_updates_the_row_that_is_there(round_and_stations):
     assert slips == {s1.pk: [], s2.pk: [[{"box": 2}]]}
 
 
-def test_many_rows_go_in_chunks(round_and_stations):
+def test_many_rows_each_get_their_own_key(round_and_stations):
     round, (s1, _s2) = round_and_stations
     bets = [
         Bet(round=round, station=s1, box=n % 7 + 1, code=f"c{n}", stake=Decimal(n) / 100)
@@ -221,8 +222,6 @@ def test_awkward_text_and_json_are_stored_as_they_are(round_and_stations):
 
 
 def test_a_text_too_long_for_its_column_is_refused_not_cut(round_and_stations):
-    from django.db import DataError, connection, transaction
-
     if connection.vendor != "postgresql":
         pytest.skip("SQLite keeps text of any length in a varchar column")
     _round, (s1, _s2) = round_and_stations
