@@ -67,6 +67,7 @@ from rounds.engine import EngineError
 from rounds.models import Round
 from stations.models import Station
 from tablehub import until_commit
+from tablehub.compiled import CompiledQuery, Param
 from tablehub.rows import insert_rows
 
 log = logging.getLogger("tablehub.payouts")
@@ -206,6 +207,17 @@ def _locked_here() -> set[int]:
     return held
 
 
+# A batch's betting stations locked (tablehub/compiled.py: its SQL built once).
+_STATIONS_LOCKED = CompiledQuery(
+    lambda: (
+        Station.objects.select_for_update(no_key=True)
+        .filter(pk__among=Param("ids"))
+        .order_by("pk")
+        .values_list("pk")
+    )
+)
+
+
 def lock_stations(stations: Iterable[Station | int]) -> list[int]:
     """``lock_credits`` without reading them (the caller reads them next, under the locks);
     the stations' ids, in the order they were locked. A station this transaction has locked
@@ -221,8 +233,7 @@ def lock_stations(stations: Iterable[Station | int]) -> list[int]:
         if any(isinstance(s, int) for s in stations):
             tables |= set(Station.objects.filter(pk__among=ids).values_list("table_id", flat=True))
         chain.lock_heads(tables)
-        locked = Station.objects.select_for_update(no_key=True).filter(pk__among=ids).order_by("pk")
-        list(locked.values_list("pk"))
+        _STATIONS_LOCKED.list(ids=ids)
         if connection.in_atomic_block:
             transaction.on_commit(_StationsLocked(ids))
     return ids

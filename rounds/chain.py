@@ -38,6 +38,7 @@ from django.db import connection, transaction
 from payouts.models import LedgerEntry
 from rounds.models import ChainHead, RoundEvent
 from tablehub import until_commit
+from tablehub.compiled import CompiledQuery, Param
 
 EVENTS, LEDGER = ChainHead.Chain.EVENTS, ChainHead.Chain.LEDGER
 CHAINS = (EVENTS, LEDGER)
@@ -149,13 +150,19 @@ def lock_heads(table_ids: Iterable[int]) -> None:
         transaction.on_commit(_HeadsHeld(table_id, heads[table_id]))
 
 
-def _locked_rows(table_ids: Sequence[int]) -> list[tuple[int, str, int, str]]:
-    return list(
+# Every batch's first event locks its table's heads (tablehub/compiled.py: SQL built once).
+_HEADS_LOCKED = CompiledQuery(
+    lambda: (
         ChainHead.objects.select_for_update(no_key=True)
-        .filter(table_id__in=table_ids)
+        .filter(table_id__among=Param("table_ids"))
         .order_by("table_id", "chain")
         .values_list("table_id", "chain", "position", "link")
     )
+)
+
+
+def _locked_rows(table_ids: Sequence[int]) -> list[tuple[int, str, int, str]]:
+    return _HEADS_LOCKED.list(table_ids=table_ids)
 
 
 def _extend(table_id: int, chain: str, contents: Sequence[bytes]) -> list[tuple[int, str]]:

@@ -63,6 +63,7 @@ from rounds.models import ENDED, ENGINE_KINDS, Bet, Hand, Round, RoundEvent
 from rounds.selectors import dealer_outcome_key
 from stations.models import BetSlip, Station
 from tablehub import broadcast, lazy_savepoint, metrics, until_commit
+from tablehub.compiled import CompiledQuery, Param
 from tablehub.models import Jurisdiction, Table
 from tablehub.rows import insert_rows, insert_values
 
@@ -206,6 +207,19 @@ _HELD = _HeldRound()
 _ROUND_STATE = ("last_seq", "phase", "settled_at", "step_key", "deadline")
 
 
+# The table's open round, locked, with what a batch reads of its table and configuration:
+# every batch's first read (tablehub/compiled.py: its SQL built once).
+_OPEN_ROUND_LOCKED = CompiledQuery(
+    lambda: (
+        Round.objects.select_for_update(no_key=True, of=("self",))
+        .select_related("table__jurisdiction", "config")
+        .filter(table_id=Param("table_id"))
+        .exclude(phase__in=ENDED)
+        .order_by("-pk")[:1]
+    )
+)
+
+
 @contextmanager
 def holding_the_table(table_id: int) -> Iterator[Round | None]:
     """One transaction for a batch of the table's station messages, holding the lock of the
@@ -213,14 +227,7 @@ def holding_the_table(table_id: int) -> Iterator[Round | None]:
     writer and ``current_round`` use the held row instead of reading it again."""
     assert _HELD.table_id is None, "a batch inside a batch"
     with transaction.atomic():
-        round = (
-            Round.objects.select_for_update(no_key=True, of=("self",))
-            .select_related("table__jurisdiction", "config")
-            .filter(table_id=table_id)
-            .exclude(phase__in=ENDED)
-            .order_by("-pk")
-            .first()
-        )
+        round = _OPEN_ROUND_LOCKED.first(table_id=table_id)
         _HELD.table_id, _HELD.round = table_id, round
         _HELD.unsaved, _HELD.depth = False, len(connection.savepoint_ids)
         try:
@@ -473,6 +480,14 @@ def expect_bets(station_ids: Iterable[int]) -> None:
     _HELD.betting = set(station_ids)
 
 
+# A batch's betting stations' slips (tablehub/compiled.py: its SQL built once).
+_SLIPS = CompiledQuery(
+    lambda: BetSlip.objects.filter(
+        round_id=Param("round_id"), station_id__among=Param("ids")
+    ).values_list("station_id", "groups")
+)
+
+
 def bet_slip(round: Round, station: Station) -> list[Any]:
     """The station's slip on the round (locked by ``lock_for_betting``): its chip groups in
     the order they were put down. Inside a batch, the slips of the stations it expects bets
@@ -486,11 +501,7 @@ def bet_slip(round: Round, station: Station) -> list[Any]:
     known = _HELD.slips if _HELD.slips is not None else {}
     if station.pk not in known:
         wanted = {station.pk, *_HELD.betting} - known.keys()
-        read = dict(
-            BetSlip.objects.filter(round=round, station_id__among=wanted).values_list(
-                "station_id", "groups"
-            )
-        )
+        read = dict(_SLIPS.list(round_id=round.pk, ids=wanted))
         _HELD.slips = known = known | {pk: read.get(pk, []) for pk in wanted}
     return list(known[station.pk])
 

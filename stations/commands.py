@@ -43,6 +43,7 @@ from stations.selectors import (
 )
 from stations.services import cash_in, tip
 from tablehub import broadcast, fair_shoe, lazy_savepoint
+from tablehub.compiled import CompiledQuery, Param
 from tablehub.fields import JSONText
 from tablehub.rows import insert_values
 
@@ -197,13 +198,20 @@ def _round_mark(table_id: int) -> tuple[int, str, int] | None:
     return None if round is None else (round.pk, round.phase, round.last_seq)
 
 
+# The stored replies of a batch's client ids (tablehub/compiled.py: its SQL built once).
+_STORED_REPLIES = CompiledQuery(
+    lambda: StationCommand.objects.filter(
+        station_id__among=Param("stations"), client_id__among_text=Param("client_ids")
+    ).values_list("station_id", "client_id", "reply")
+)
+
+
 def _answered(messages: list[Received]) -> dict[tuple[int, str], Any]:
     """The stored replies of the messages' client_ids already answered, by (station, id)."""
     wanted = {(s.pk, m["client_id"]) for s, m, _at in messages if _is_client_id(m.get("client_id"))}
-    stored = StationCommand.objects.filter(
-        station_id__among={pk for pk, _id in wanted},
-        client_id__in={cid for _pk, cid in wanted},
-    ).values_list("station_id", "client_id", "reply")
+    stored = _STORED_REPLIES.list(
+        stations={pk for pk, _id in wanted}, client_ids={cid for _pk, cid in wanted}
+    )
     return {(pk, cid): reply for pk, cid, reply in stored if (pk, cid) in wanted}
 
 

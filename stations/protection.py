@@ -31,7 +31,7 @@ from datetime import datetime, timedelta
 from decimal import Decimal
 from typing import Any
 
-from django.db.models import Q
+from django.db.models import DateTimeField, Q
 from django.utils import timezone
 
 from payouts import ledger
@@ -39,6 +39,7 @@ from rounds.engine import EngineError
 from rounds.engine.money import fmt
 from rounds.models import Bet, Round, RoundEvent
 from stations.models import PlayerSession, ProtectionEvent, Station, StationBreak
+from tablehub.compiled import CompiledQuery, Param
 from tablehub.models import Jurisdiction
 
 log = logging.getLogger("tablehub.protection")
@@ -122,11 +123,30 @@ def recall_games(station: Station) -> int:
     return (games.first() or (10,))[0]
 
 
-def maxima(station: Station) -> Maxima:
-    jurisdiction = Jurisdiction.objects.filter(table__stations=station).values_list(
-        "max_stake_per_round", "max_session_minutes", "reality_check_minutes", "idle_minutes"
+# The hot reads of a batch's standings (tablehub/compiled.py: their SQL built once).
+_MAXIMA = CompiledQuery(
+    lambda: (
+        Jurisdiction.objects.filter(table__stations=Param("station_id"))
+        .values_list(
+            "max_stake_per_round", "max_session_minutes", "reality_check_minutes", "idle_minutes"
+        )
+        .order_by("pk")[:1]
     )
-    return Maxima(*(jurisdiction.first() or (None, None, None, None)))
+)
+_OPEN_SESSIONS = CompiledQuery(
+    lambda: PlayerSession.objects.filter(station_id__among=Param("ids"), closed_at__isnull=True)
+)
+_BREAKS_TO_SHOW = CompiledQuery(  # going on, or ended but not yet logged as ended
+    lambda: (
+        StationBreak.objects.filter(station_id__among=Param("ids"))
+        .filter(Q(until__gt=Param("now", DateTimeField())) | Q(end_logged=False))
+        .order_by("pk")
+    )
+)
+
+
+def maxima(station: Station) -> Maxima:
+    return Maxima(*(_MAXIMA.first(station_id=station.pk) or (None, None, None, None)))
 
 
 @dataclass(frozen=True)
@@ -150,9 +170,7 @@ def standings(stations: Sequence[Station]) -> dict[int, Standing]:
     most = maxima(stations[0])  # one table, one jurisdiction
     sessions = {
         session.station_id: session
-        for session in PlayerSession.objects.filter(
-            station_id__among=[station.pk for station in stations], closed_at__isnull=True
-        )
+        for session in _OPEN_SESSIONS.list(ids=[station.pk for station in stations])
     }
     moneys = ledger.sessions_money(
         {station_id: session.first_entry for station_id, session in sessions.items()}
@@ -342,11 +360,7 @@ def _current_breaks(stations: Sequence[Station]) -> dict[int, StationBreak]:
     by_id = {station.pk: station for station in stations}
     # One query for both: the breaks going on and those ended but not yet logged as ended
     # (it runs for every state the station is sent).
-    breaks = list(
-        StationBreak.objects.filter(station_id__among=list(by_id))
-        .filter(Q(until__gt=now) | Q(end_logged=False))
-        .order_by("pk")
-    )
+    breaks = _BREAKS_TO_SHOW.list(ids=list(by_id), now=now)
     for ended in [taken for taken in breaks if taken.until <= now]:
         if StationBreak.objects.filter(pk=ended.pk, end_logged=False).update(end_logged=True):
             _log(

@@ -23,6 +23,7 @@ from rounds.engine.money import ZERO, fmt
 from rounds.models import Round
 from rounds.selectors import dealer_outcomes
 from stations.models import Station
+from tablehub.compiled import CompiledQuery, Param
 from tablehub.models import Table, TableConfig
 
 HISTORY = 20
@@ -31,14 +32,23 @@ WIN_CLASSES = ("regular", "nice", "big")
 TIMED_STEPS = {"betting": "betting", "insurance": "insurance", "bonus": "bonus", "decision": "play"}
 
 
+# A batch's session check (tablehub/compiled.py: its SQL built once).
+_ACTIVE_AT_TABLE = CompiledQuery(
+    lambda: Station.objects.filter(
+        pk__among=Param("ids"), is_active=True, table_id=Param("table_id")
+    ).values_list("pk", "credential")
+)
+
+
 def valid_stations(wanted: dict[int, str], table_id: int | None = None) -> set[int]:
     """Of ``{station id: credential hash}``, the stations still active with that hash (the
     session check of tablehub/session_guard.py), and still at table ``table_id`` when it is
     given (a station that moved to another table of its stadium plays there)."""
-    stations = Station.objects.filter(pk__among=wanted, is_active=True)
-    if table_id is not None:
-        stations = stations.filter(table_id=table_id)
-    rows = stations.values_list("pk", "credential")
+    if table_id is None:
+        active = Station.objects.filter(pk__among=wanted, is_active=True)
+        rows = list(active.values_list("pk", "credential"))
+    else:
+        rows = _ACTIVE_AT_TABLE.list(ids=wanted, table_id=table_id)
     return {pk for pk, credential in rows if wanted[pk] == credential}
 
 
