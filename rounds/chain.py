@@ -38,7 +38,7 @@ from django.db import connection, transaction
 from payouts.models import LedgerEntry
 from rounds.models import ChainHead, RoundEvent
 from tablehub import until_commit
-from tablehub.compiled import CompiledQuery, Param
+from tablehub.compiled import CompiledQuery, CompiledUpdate, Param
 
 EVENTS, LEDGER = ChainHead.Chain.EVENTS, ChainHead.Chain.LEDGER
 CHAINS = (EVENTS, LEDGER)
@@ -161,6 +161,15 @@ _HEADS_LOCKED = CompiledQuery(
 )
 
 
+_HEAD_MOVED = CompiledUpdate(
+    lambda: ChainHead.objects.filter(
+        table_id=Param("table_id"), chain=Param("chain", ChainHead._meta.get_field("chain"))
+    ),
+    "position",
+    "link",
+)
+
+
 def _locked_rows(table_ids: Sequence[int]) -> list[tuple[int, str, int, str]]:
     return _HEADS_LOCKED.list(table_ids=table_ids)
 
@@ -176,7 +185,7 @@ def _extend(table_id: int, chain: str, contents: Sequence[bytes]) -> list[tuple[
     for content in contents:
         position, last = position + 1, link(last, content)
         placed.append((position, last))
-    ChainHead.objects.filter(table_id=table_id, chain=chain).update(position=position, link=last)
+    _HEAD_MOVED.run(table_id=table_id, chain=chain, position=position, link=last)
     # The new head belongs to this savepoint: if it is rolled back, so is the head's row, and
     # the next writer locks and reads it again.
     heads = dict(held.heads)

@@ -13,6 +13,12 @@ A ``CompiledQuery`` is written as a queryset, with ``Param("name")`` where a val
     )
     SESSIONS.list(ids=[3, 4])
 
+An update is written as the queryset of the rows it changes and the fields it sets, each
+set to the value of its name::
+
+    ROUND_STATE = CompiledUpdate(lambda: Round.objects.filter(pk=Param("id")), "phase")
+    ROUND_STATE.run(id=7, phase="dealing")
+
 On first use on a database connection the ORM compiles it as usual; after that the same SQL
 runs with the new values, and the rows become model instances (or values) through the same
 Django code as any queryset's, with the compiler of the first use. Anything the ORM would
@@ -26,9 +32,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, Generic, TypeVar
 
-from django.db import DEFAULT_DB_ALIAS, connections
+from django.db import DEFAULT_DB_ALIAS, connections, transaction
 from django.db.models import Field, IntegerField, QuerySet
 from django.db.models.expressions import Expression
+from django.db.models.sql import UpdateQuery
+from django.db.models.sql.constants import ROW_COUNT
 from django.db.transaction import TransactionManagementError
 
 T = TypeVar("T")
@@ -78,10 +86,7 @@ class CompiledQuery(Generic[T]):
     def list(self, **values: Any) -> list[T]:
         """The rows, with ``values`` for the ``Param``s."""
         queryset, compiler, sql, params = self._compiled()
-        missing = {p.name for p in params if type(p) is _Slot} - values.keys()
-        if missing:
-            raise TypeError(f"missing values for {sorted(missing)}")
-        bound = [p.bind(values) if type(p) is _Slot else p for p in params]
+        bound = _bound(params, values)
         if queryset.query.select_for_update and compiler.connection.get_autocommit():
             raise TransactionManagementError(
                 "select_for_update cannot be used outside of a transaction."
@@ -108,3 +113,45 @@ class CompiledQuery(Generic[T]):
             queryset.query.get_compiler = lambda *args, **kwargs: compiler  # type: ignore[method-assign]
             compiled = connection.__dict__[self._key] = (queryset, compiler, sql, tuple(params))
         return compiled
+
+
+class CompiledUpdate:
+    """An update of the rows ``build`` returns, setting ``fields`` (each to the value given
+    under its name), compiled once per database connection. No signals are sent and no
+    field's ``pre_save`` runs, as with ``QuerySet.update``."""
+
+    def __init__(self, build: Callable[[], QuerySet[Any, Any]], *fields: str) -> None:
+        self.build, self.fields = build, fields
+        self._key = f"_tablehub_compiled_{id(self)}"
+
+    def run(self, **values: Any) -> int:
+        """How many rows it changed."""
+        compiler, sql, params = self._compiled()
+        bound = _bound(params, values)
+        compiler.as_sql = lambda *args, **kwargs: (sql, bound)
+        with transaction.mark_for_rollback_on_error(using=DEFAULT_DB_ALIAS):
+            return compiler.execute_sql(ROW_COUNT)
+
+    def _compiled(self) -> tuple[Any, str, tuple[Any, ...]]:
+        connection = connections[DEFAULT_DB_ALIAS]
+        compiled = connection.__dict__.get(self._key)
+        if compiled is None:
+            queryset = self.build()
+            model = queryset.model
+            query: Any = queryset.query.chain(UpdateQuery)
+            query.add_update_values(
+                {name: Param(name, model._meta.get_field(name)) for name in self.fields}
+            )
+            query.clear_select_clause()
+            compiler = query.get_compiler(using=DEFAULT_DB_ALIAS)
+            sql, params = compiler.as_sql()
+            compiled = connection.__dict__[self._key] = (compiler, sql, tuple(params))
+        return compiled
+
+
+def _bound(params: tuple[Any, ...], values: dict[str, Any]) -> list[Any]:
+    """A compiled query's parameters with ``values`` in the ``Param``s' places."""
+    missing = {p.name for p in params if type(p) is _Slot} - values.keys()
+    if missing:
+        raise TypeError(f"missing values for {sorted(missing)}")
+    return [p.bind(values) if type(p) is _Slot else p for p in params]

@@ -14,9 +14,9 @@ from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from rounds.engine import RuleSet
-from rounds.models import Round
+from rounds.models import ChainHead, Round
 from stations.models import Station, StationBreak, StationCommand
-from tablehub.compiled import CompiledQuery, Param
+from tablehub.compiled import CompiledQuery, CompiledUpdate, Param
 from tablehub.models import Jurisdiction, Table
 from tablehub.setup import create_stations, create_table
 
@@ -149,3 +149,34 @@ def test_a_locking_read_needs_a_transaction_and_every_value(stations) -> None:
         with pytest.raises(TypeError, match="table_id"):
             query.list()
         assert query.list(table_id=table.pk) == []
+
+
+def test_an_update_sets_its_fields_on_the_rows_it_finds_and_counts_them(stations) -> None:
+    table = Table.objects.get()
+    other = create_table(
+        "other", "nv", {"rules": RuleSet().to_dict(), "limits": {"main": ["1", "100"]}}
+    )
+    for t in (table, other):
+        for chain in ("events", "ledger"):
+            ChainHead.objects.create(table=t, chain=chain, position=1, link="a" * 64)
+    moved = CompiledUpdate(
+        lambda: ChainHead.objects.filter(
+            table_id=Param("table_id"), chain=Param("chain", ChainHead._meta.get_field("chain"))
+        ),
+        "position",
+        "link",
+    )
+    assert moved.run(table_id=table.pk, chain="events", position=5, link="b" * 64) == 1
+    assert moved.run(table_id=other.pk, chain="ledger", position=9, link="c" * 64) == 1
+    assert moved.run(table_id=10**9, chain="events", position=2, link="d" * 64) == 0
+    heads = ChainHead.objects.order_by("table_id", "chain").values_list(
+        "table_id", "chain", "position", "link"
+    )
+    assert list(heads) == [
+        (table.pk, "events", 5, "b" * 64),
+        (table.pk, "ledger", 1, "a" * 64),
+        (other.pk, "events", 1, "a" * 64),
+        (other.pk, "ledger", 9, "c" * 64),
+    ]
+    with pytest.raises(TypeError, match="link"):
+        moved.run(table_id=table.pk, chain="events", position=6)
