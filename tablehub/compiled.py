@@ -109,8 +109,13 @@ class CompiledQuery(Generic[T]):
             queryset = self.build()
             compiler = queryset.query.get_compiler(using=DEFAULT_DB_ALIAS)
             sql, params = compiler.as_sql()
-            # Every run of this queryset gets the compiler that knows its columns.
+            # Every run of this queryset gets the compiler that knows its columns, and the
+            # columns' converters (from the database's values to Python's) found once.
             queryset.query.get_compiler = lambda *args, **kwargs: compiler  # type: ignore[method-assign]
+            converters = compiler.get_converters(
+                [column[0] for column in compiler.select[0 : compiler.col_count]]
+            )
+            compiler.get_converters = lambda expressions: converters
             compiled = connection.__dict__[self._key] = (queryset, compiler, sql, tuple(params))
         return compiled
 
