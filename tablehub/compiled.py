@@ -16,14 +16,18 @@ A ``CompiledQuery`` is written as a queryset, with ``Param("name")`` where a val
 An update is written as the queryset of the rows it changes and the fields it sets, each
 set to the value of its name::
 
-    ROUND_STATE = CompiledUpdate(lambda: Round.objects.filter(pk=Param("id")), "phase")
-    ROUND_STATE.run(id=7, phase="dealing")
+    HEAD_MOVED = CompiledUpdate(lambda: ChainHead.objects.filter(pk=Param("id")), "position")
+    HEAD_MOVED.run(id=7, position=12)
+
+(no signal is sent, as with ``QuerySet.update``: a model whose saves are listened to, the
+round's, saves through ``Model.save``).
 
 On first use on a database connection the ORM compiles it as usual; after that the same SQL
 runs with the new values, and the rows become model instances (or values) through the same
 Django code as any queryset's, with the compiler of the first use. Anything the ORM would
 decide from a value (an empty list, a None) is decided in the queryset, not by the value:
-a ``Param`` is always one placeholder (``__among`` with a ``Param``: one array parameter
+a ``Param`` is always one placeholder, so ``None`` given for it finds nothing (write
+``isnull`` in the queryset instead) (``__among`` with a ``Param``: one array parameter
 on PostgreSQL, one JSON parameter on SQLite; see tablehub/lookups.py).
 """
 
@@ -91,6 +95,7 @@ class CompiledQuery(Generic[T]):
             raise TransactionManagementError(
                 "select_for_update cannot be used outside of a transaction."
             )
+        # The compiler runs the SQL its ``as_sql`` gives: the first use's, with these values.
         compiler.as_sql = lambda *args, **kwargs: (sql, bound)
         iterable: Any = queryset._iterable_class
         rows = iterable(queryset)  # as iterating the queryset would, with this compiler

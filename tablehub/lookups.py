@@ -36,19 +36,10 @@ from tablehub.compiled import Param
 class Among(Lookup):
     lookup_name = "among"
     prepare_rhs = False
+    value_type: type = int  # what each value must be (checked, not converted)
 
-    def get_prep_lookup(self) -> list[int] | Param:
-        if isinstance(self.rhs, Param):
-            return self.rhs
-        if isinstance(self.rhs, (str, bytes)) or not isinstance(self.rhs, Iterable):
-            raise TypeError("__among takes an iterable of ids")
-        # Whole numbers, each once, in their order (an id's type is checked, not converted:
-        # a string of digits is refused as any other value that is not an int).
-        ids = dict.fromkeys(self.rhs)
-        for value in ids:
-            if type(value) is not int:
-                raise TypeError(f"__among takes ids (int), not {type(value).__name__}")
-        return list(ids)
+    def get_prep_lookup(self) -> list[Any] | Param:
+        return self.rhs if isinstance(self.rhs, Param) else self._values(self.rhs)
 
     def as_sql(self, compiler: Any, connection: Any) -> tuple[str, tuple[Any, ...]]:
         if isinstance(self.rhs, Param):
@@ -80,20 +71,17 @@ class Among(Lookup):
             return f"{lhs} IN (SELECT value FROM json_each(%s))", (*lhs_params, slot)
         raise NotImplementedError(f"__among with a Param on {connection.vendor}")
 
-    value_type: type = int
-
     def _values(self, values: Any) -> list[Any]:
-        """A compiled query's values, checked as ``get_prep_lookup`` checks them."""
+        """The values, each once, in their order; each of ``value_type`` (a string of
+        digits is refused as any other value that is not an int)."""
         if isinstance(values, (str, bytes)) or not isinstance(values, Iterable):
-            raise TypeError(f"{self.lookup_name} takes an iterable")
-        values = list(dict.fromkeys(values))
-        for value in values:
+            raise TypeError(f"__{self.lookup_name} takes an iterable")
+        unique = list(dict.fromkeys(values))
+        for value in unique:
             if type(value) is not self.value_type:
-                raise TypeError(
-                    f"{self.lookup_name} takes {self.value_type.__name__},"
-                    f" not {type(value).__name__}"
-                )
-        return values
+                kind, given = self.value_type.__name__, type(value).__name__
+                raise TypeError(f"__{self.lookup_name} takes {kind} values, not {given}")
+        return unique
 
 
 class AmongText(Among):
