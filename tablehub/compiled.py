@@ -27,8 +27,8 @@ runs with the new values, and the rows become model instances (or values) throug
 Django code as any queryset's, with the compiler of the first use. Anything the ORM would
 decide from a value (an empty list, a None) is decided in the queryset, not by the value:
 a ``Param`` is always one placeholder, so ``None`` given for it finds nothing (write
-``isnull`` in the queryset instead) (``__among`` with a ``Param``: one array parameter
-on PostgreSQL, one JSON parameter on SQLite; see tablehub/lookups.py).
+``isnull`` in the queryset instead). ``__among`` with a ``Param`` is one array parameter
+on PostgreSQL and one JSON parameter on SQLite (tablehub/lookups.py).
 """
 
 from __future__ import annotations
@@ -80,23 +80,39 @@ class Param(Expression):
         return f"Param({self.name!r})"
 
 
-class CompiledQuery(Generic[T]):
+class _PerConnection:
+    """What a compiled statement keeps, once per database connection (this thread's, of the
+    one database: a compiler serves one connection), made by ``_compile`` on first use."""
+
+    def __init__(self) -> None:
+        self._key = f"_tablehub_compiled_{id(self)}"
+
+    def _compiled(self) -> Any:
+        connection = connections[DEFAULT_DB_ALIAS]
+        compiled = connection.__dict__.get(self._key)
+        if compiled is None:
+            compiled = connection.__dict__[self._key] = self._compile()
+        return compiled
+
+    def _compile(self) -> Any:
+        raise NotImplementedError
+
+
+class CompiledQuery(_PerConnection, Generic[T]):
     """A queryset (``build`` returns it) compiled once per database connection."""
 
     def __init__(self, build: Callable[[], QuerySet[Any, T]]) -> None:
+        super().__init__()
         self.build = build
-        self._key = f"_tablehub_compiled_{id(self)}"
 
     def list(self, **values: Any) -> list[T]:
         """The rows, with ``values`` for the ``Param``s."""
-        queryset, compiler, sql, params = self._compiled()
-        bound = _bound(params, values)
+        queryset, compiler = self._compiled()
         if queryset.query.select_for_update and compiler.connection.get_autocommit():
             raise TransactionManagementError(
                 "select_for_update cannot be used outside of a transaction."
             )
-        # The compiler runs the SQL its ``as_sql`` gives: the first use's, with these values.
-        compiler.as_sql = lambda *args, **kwargs: (sql, bound)
+        _bind(compiler, values)
         iterable: Any = queryset._iterable_class
         rows = iterable(queryset)  # as iterating the queryset would, with this compiler
         return list(rows)
@@ -106,62 +122,62 @@ class CompiledQuery(Generic[T]):
         rows = self.list(**values)
         return rows[0] if rows else None
 
-    def _compiled(self) -> tuple[QuerySet[Any, T], Any, str, tuple[Any, ...]]:
-        # This thread's connection (the one database): a compiler serves one connection.
-        connection = connections[DEFAULT_DB_ALIAS]
-        compiled = connection.__dict__.get(self._key)
-        if compiled is None:
-            queryset = self.build()
-            compiler = queryset.query.get_compiler(using=DEFAULT_DB_ALIAS)
-            sql, params = compiler.as_sql()
-            # Every run of this queryset gets the compiler that knows its columns, and the
-            # columns' converters (from the database's values to Python's) found once.
-            queryset.query.get_compiler = lambda *args, **kwargs: compiler  # type: ignore[method-assign]
-            converters = compiler.get_converters(
-                [column[0] for column in compiler.select[0 : compiler.col_count]]
-            )
-            compiler.get_converters = lambda expressions: converters
-            compiled = connection.__dict__[self._key] = (queryset, compiler, sql, tuple(params))
-        return compiled
+    def _compile(self) -> tuple[QuerySet[Any, T], Any]:
+        queryset = self.build()
+        compiler = _compiler(queryset.query)
+        # Every run of this queryset gets the compiler that knows its columns, and the
+        # columns' converters (from the database's values to Python's) found once.
+        queryset.query.get_compiler = lambda *args, **kwargs: compiler  # type: ignore[method-assign]
+        converters = compiler.get_converters(
+            [column[0] for column in compiler.select[0 : compiler.col_count]]
+        )
+        compiler.get_converters = lambda expressions: converters
+        return queryset, compiler
 
 
-class CompiledUpdate:
+class CompiledUpdate(_PerConnection):
     """An update of the rows ``build`` returns, setting ``fields`` (each to the value given
     under its name), compiled once per database connection. No signals are sent and no
     field's ``pre_save`` runs, as with ``QuerySet.update``."""
 
     def __init__(self, build: Callable[[], QuerySet[Any, Any]], *fields: str) -> None:
+        super().__init__()
         self.build, self.fields = build, fields
-        self._key = f"_tablehub_compiled_{id(self)}"
 
     def run(self, **values: Any) -> int:
         """How many rows it changed."""
-        compiler, sql, params = self._compiled()
-        bound = _bound(params, values)
-        compiler.as_sql = lambda *args, **kwargs: (sql, bound)
+        compiler = self._compiled()
+        _bind(compiler, values)
         with transaction.mark_for_rollback_on_error(using=DEFAULT_DB_ALIAS):
             return compiler.execute_sql(ROW_COUNT)
 
-    def _compiled(self) -> tuple[Any, str, tuple[Any, ...]]:
-        connection = connections[DEFAULT_DB_ALIAS]
-        compiled = connection.__dict__.get(self._key)
-        if compiled is None:
-            queryset = self.build()
-            model = queryset.model
-            query: Any = queryset.query.chain(UpdateQuery)
-            query.add_update_values(
-                {name: Param(name, model._meta.get_field(name)) for name in self.fields}
-            )
-            query.clear_select_clause()
-            compiler = query.get_compiler(using=DEFAULT_DB_ALIAS)
-            sql, params = compiler.as_sql()
-            compiled = connection.__dict__[self._key] = (compiler, sql, tuple(params))
-        return compiled
+    def _compile(self) -> Any:
+        queryset = self.build()
+        model = queryset.model
+        query: Any = queryset.query.chain(UpdateQuery)
+        query.add_update_values(
+            {name: Param(name, model._meta.get_field(name)) for name in self.fields}
+        )
+        query.clear_select_clause()
+        return _compiler(query)
 
 
-def _bound(params: tuple[Any, ...], values: dict[str, Any]) -> list[Any]:
-    """A compiled query's parameters with ``values`` in the ``Param``s' places."""
+def _compiler(query: Any) -> Any:
+    """The query's compiler with its SQL built (its columns known), and that SQL and its
+    parameters (``Param``s among them) kept on it for ``_bind``."""
+    compiler = query.get_compiler(using=DEFAULT_DB_ALIAS)
+    sql, params = compiler.as_sql()
+    compiler.tablehub_sql, compiler.tablehub_params = sql, tuple(params)
+    return compiler
+
+
+def _bind(compiler: Any, values: dict[str, Any]) -> None:
+    """Make the compiler run its first use's SQL with ``values`` in the ``Param``s' places
+    (it runs the SQL its ``as_sql`` gives)."""
+    params = compiler.tablehub_params
     missing = {p.name for p in params if type(p) is _Slot} - values.keys()
     if missing:
         raise TypeError(f"missing values for {sorted(missing)}")
-    return [p.bind(values) if type(p) is _Slot else p for p in params]
+    bound = [p.bind(values) if type(p) is _Slot else p for p in params]
+    sql = compiler.tablehub_sql
+    compiler.as_sql = lambda *args, **kwargs: (sql, bound)
