@@ -228,3 +228,28 @@ def test_a_text_too_long_for_its_column_is_refused_not_cut(round_and_stations):
     with pytest.raises(DataError), transaction.atomic():
         insert_rows(StationCommand, [StationCommand(station=s1, client_id="x" * 65, reply={})])
     assert not StationCommand.objects.filter(station=s1, client_id__startswith="x").exists()
+
+
+@pytest.mark.parametrize(
+    "value", [Decimal("10.05"), Decimal("-0.10"), Decimal("7"), Decimal("1E+2"), "2.50", 3, None]
+)
+def test_a_decimal_is_prepared_as_its_field_prepares_it(value):
+    """The shortcut for a finite Decimal (rows._prepared) gives what the field's own
+    get_db_prep_save gives on this database; anything else goes through the field."""
+    from tablehub.rows import _prepared
+
+    field = Bet._meta.get_field("returned")
+    assert _prepared(field)(value, connection) == field.get_db_prep_save(value, connection)
+    assert type(_prepared(field)(value, connection)) is type(
+        field.get_db_prep_save(value, connection)
+    )
+
+
+@pytest.mark.parametrize("value", [Decimal("NaN"), Decimal("Infinity"), "ten"])
+def test_a_decimal_that_is_no_amount_is_refused_as_the_field_refuses_it(value):
+    from django.core.exceptions import ValidationError
+
+    from tablehub.rows import _prepared
+
+    with pytest.raises(ValidationError):
+        _prepared(Bet._meta.get_field("returned"))(value, connection)
