@@ -230,26 +230,44 @@ def test_a_text_too_long_for_its_column_is_refused_not_cut(round_and_stations):
     assert not StationCommand.objects.filter(station=s1, client_id__startswith="x").exists()
 
 
-@pytest.mark.parametrize(
-    "value", [Decimal("10.05"), Decimal("-0.10"), Decimal("7"), Decimal("1E+2"), "2.50", 3, None]
-)
-def test_a_decimal_is_prepared_as_its_field_prepares_it(value):
-    """The shortcut for a finite Decimal (rows._prepared) gives what the field's own
-    get_db_prep_save gives on this database; anything else goes through the field."""
-    from tablehub.rows import _prepared
+AMOUNTS = [Decimal("10.05"), Decimal("-0.10"), Decimal("7"), Decimal("1E+2"), "2.50", 3, None]
 
-    field = Bet._meta.get_field("returned")
-    assert _prepared(field)(value, connection) == field.get_db_prep_save(value, connection)
-    assert type(_prepared(field)(value, connection)) is type(
-        field.get_db_prep_save(value, connection)
+
+def test_decimals_are_stored_as_bulk_create_stores_them(round_and_stations):
+    """A finite Decimal goes to the driver as it is (rows._prepared), anything else through
+    its field: either way the row is the one ``bulk_create`` writes."""
+    round, (s1, _s2) = round_and_stations
+    Bet.objects.bulk_create(
+        Bet(round=round, station=s1, box=n, code="main", stake="1", returned=amount)
+        for n, amount in enumerate(AMOUNTS, start=1)
     )
+    by_django = _columns(Bet.objects.all())
+    Bet.objects.all().delete()
+    rows = [
+        {"round_id": round.pk, "station_id": s1.pk, "box": n, "code": "main", "stake": "1"}
+        | {"returned": amount}
+        for n, amount in enumerate(AMOUNTS, start=1)
+    ]
+    insert_values(Bet, rows)
+    stored = _columns(Bet.objects.all())
+    assert stored == by_django
+    assert [row["returned"] for row in stored] == [
+        Decimal("10.05"),
+        Decimal("-0.10"),
+        Decimal("7"),
+        Decimal("100"),
+        Decimal("2.50"),
+        Decimal("3"),
+        None,
+    ]
 
 
-@pytest.mark.parametrize("value", [Decimal("NaN"), Decimal("Infinity"), "ten"])
-def test_a_decimal_that_is_no_amount_is_refused_as_the_field_refuses_it(value):
+@pytest.mark.parametrize("amount", [Decimal("NaN"), Decimal("Infinity"), "ten"])
+def test_a_decimal_that_is_no_amount_is_refused_as_its_field_refuses_it(round_and_stations, amount):
     from django.core.exceptions import ValidationError
 
-    from tablehub.rows import _prepared
-
-    with pytest.raises(ValidationError):
-        _prepared(Bet._meta.get_field("returned"))(value, connection)
+    round, (s1, _s2) = round_and_stations
+    row = {"round_id": round.pk, "station_id": s1.pk, "box": 1, "code": "main", "stake": amount}
+    with pytest.raises(ValidationError), transaction.atomic():
+        insert_values(Bet, [row])
+    assert not Bet.objects.exists()
