@@ -10,7 +10,6 @@ special-bet placement rules and the station's credits before anything is written
 
 from __future__ import annotations
 
-import json
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
@@ -42,9 +41,8 @@ from stations.selectors import (
     valid_stations,
 )
 from stations.services import cash_in, tip
-from tablehub import broadcast, fair_shoe, lazy_savepoint
+from tablehub import broadcast, fair_shoe, jsontext, lazy_savepoint
 from tablehub.compiled import CompiledQuery, Param
-from tablehub.fields import JSONText
 from tablehub.rows import insert_values
 
 MAX_CLIENT_ID = 64
@@ -185,7 +183,7 @@ def handle_batch(messages: list[Received]) -> list[dict[str, Any]]:
             replies[index].update(new[key]["reply"] | {"resent": True})
         for row in new.values():  # each encoded once: for its row and for its station
             reply = row["reply"]
-            reply.text = row["reply"] = JSONText(json.dumps(reply))
+            reply.text = row["reply"] = jsontext.encode(reply)
         # A second process answering the same client_id meanwhile makes this insert fail:
         # then this whole transaction is undone, and the resend is answered from its reply.
         insert_values(StationCommand, new.values())

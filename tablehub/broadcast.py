@@ -21,7 +21,6 @@ are in the round's event log, and the stations, whose sockets a failing layer cl
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 import threading
 import time
@@ -35,6 +34,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from rounds.engine import Notice
+from tablehub import jsontext
 from tablehub.fanout import CROUPIER, PUBLIC, STATION, frames_message, table_group
 
 log = logging.getLogger("tablehub.broadcast")
@@ -131,7 +131,7 @@ def publish(table_id: int, round_id: int, seq: int, notices: list[Notice], first
         event["event"] = notice.message
         if "deadline" in notice.message:  # a countdown needs the server's clock beside it
             event["event"] = {**notice.message, "server_time": timezone.now().isoformat()}
-        text = json.dumps(event)
+        text = jsontext.encode(event)
         if notice.to == "public":
             frames.append((PUBLIC, None, text))
         else:
@@ -143,7 +143,7 @@ def tell_croupier(table_id: int, message: dict[str, Any]) -> None:
     """Tell the table's croupier tablets ``message``. Inside ``said_together`` the same
     message is said once per send: a batch of 256 bets tells the tablet once that bets
     changed (it then reads its state, which holds them all), not 256 times."""
-    text = json.dumps(message)
+    text = jsontext.encode(message)
     told = _OUTBOX.told
     if told is not None:
         if (table_id, text) in told:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import copy
+import json
 
 import msgpack  # type: ignore[import-untyped]  # channels_redis' serializer
 import pytest
@@ -139,8 +140,10 @@ async def test_a_commit_is_one_layer_message_for_every_station(layer, monkeypatc
 
     assert sent == ["table.3"]
     for n, socket in enumerate(sockets.values(), start=1):
-        assert [text.split('"id": ')[1][:8] for text in socket.texts] == ['"11.4.0"', f'"11.4.{n}"']
-        assert '"9H"' in socket.texts[0] and '"90.00"' in socket.texts[1]
+        frames = [json.loads(text) for text in socket.texts]
+        assert [frame["id"] for frame in frames] == ["11.4.0", f"11.4.{n}"]
+        assert frames[0]["event"] == {"type": "card", "card": "9H"}
+        assert frames[1]["event"] == {"type": "balance", "credits": "90.00"}
     fanout._HUBS[3].close()
 
 

@@ -8,7 +8,7 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from stations.models import ProtectionEvent, Station, StationCommand
-from tablehub.fields import JSONText
+from tablehub.jsontext import JSONText
 from tablehub.models import Jurisdiction, Table
 from tablehub.rows import insert_values
 
