@@ -76,7 +76,7 @@ def insert_rows(
     for obj in objs:
         assert obj.pk is None, "insert_rows() writes new rows only"
     db = router.db_for_write(model)
-    keys = _insert(db, model, objs, False, update_on, update)
+    keys = _insert(db, model, objs, False, update_on, update, ())
     for obj, pk in zip(objs, keys or [None] * len(objs), strict=True):
         if pk is not None:
             obj.pk = pk
@@ -91,12 +91,14 @@ def insert_values(
     *,
     update_on: Sequence[str] = (),
     update: Sequence[str] = (),
+    add: Sequence[str] = (),
 ) -> None:
     """``insert_rows`` of rows given as values by field (``attname``: ``station_id``), no
     model objects made: a batch's thousand bets need no thousand instances (about 10 us
     each). A field a row leaves out takes its default; an ``auto_now_add`` field is the
-    time of the insert, as on a save."""
-    _insert(router.db_for_write(model), model, list(rows), True, update_on, update)
+    time of the insert, as on a save. With ``update_on``, ``add`` names the fields whose
+    value is added to the row already there (a counter: two writers never lose a count)."""
+    _insert(router.db_for_write(model), model, list(rows), True, update_on, update, add)
 
 
 def _insert(
@@ -106,6 +108,7 @@ def _insert(
     from_values: bool,
     update_on: Sequence[str],
     update: Sequence[str],
+    add: Sequence[str],
 ) -> list[Any] | None:
     """Insert ``items`` (objects, or value rows ``from_values``) into database ``db``; the
     new keys in their order, or None for an upsert."""
@@ -115,9 +118,17 @@ def _insert(
     fields, prepares = _columns(model, connection.vendor, from_values)
     opts = model._meta
     quote = connection.ops.quote_name
+    table = quote(opts.db_table)
     names = ", ".join(quote(_column(f)) for f in fields)
-    head = f"INSERT INTO {quote(opts.db_table)} ({names}) "
-    if update_on:
+    head = f"INSERT INTO {table} ({names}) "
+    if add:  # both databases speak ON CONFLICT ... DO UPDATE; Django's suffix only replaces
+        assert update_on, "add= is an upsert's"
+        column = {n: quote(_column(opts.get_field(n))) for n in (*update_on, *update, *add)}
+        sets = [f"{column[n]} = EXCLUDED.{column[n]}" for n in update]
+        sets += [f"{column[n]} = {table}.{column[n]} + EXCLUDED.{column[n]}" for n in add]
+        on = ", ".join(column[n] for n in update_on)
+        tail = f" ON CONFLICT ({on}) DO UPDATE SET {', '.join(sets)}"
+    elif update_on:
         tail = " " + connection.ops.on_conflict_suffix_sql(
             fields,
             OnConflict.UPDATE,
