@@ -673,15 +673,22 @@ def balance(station: Station | int) -> Decimal:
     return balances([station_id])[station_id]
 
 
+# The kept credits of a batch's stations (tablehub/compiled.py: its SQL built once, the ids
+# one parameter).
+_KEPT_CREDITS = CompiledQuery(
+    lambda: StationCredits.objects.filter(station_id__among=Param("ids")).values_list(
+        "station_id", "cents"
+    )
+)
+
+
 def balances(station_ids: Iterable[int]) -> dict[int, Decimal]:
-    """Each station's credits, by station id, in one plain query (a batch's replies): their
+    """Each station's credits, by station id, in one query (a batch's replies): their
     ``StationCredits`` rows (none: no entry yet, 0.00)."""
     ids = list(dict.fromkeys(station_ids))
     if not ids:
         return {}
-    with connection.cursor() as cursor:
-        cursor.execute(_BALANCES_SQL.format(ids=", ".join(["%s"] * len(ids))), ids)
-        kept = dict(cursor.fetchall())
+    kept = dict(_KEPT_CREDITS.list(ids=ids))
     return {station_id: meters.money(kept.get(station_id, 0)) for station_id in ids}
 
 
@@ -704,11 +711,6 @@ _SESSION_SQL = (
     " ON {table}.{station} = since.station AND {table}.{id} >= since.first"
     " WHERE {table}.{id} >= %s GROUP BY {table}.{station}, {kind}"
 ).format(**_COLUMNS)
-_BALANCES_SQL = "SELECT {station}, {cents} FROM {table} WHERE {station} IN ({{ids}})".format(
-    table=StationCredits._meta.db_table,
-    station=StationCredits._meta.pk.column,
-    cents=StationCredits._meta.get_field("cents").column,
-)
 
 
 def cash_in_entry(station: Station, client_key: str) -> int | None:
