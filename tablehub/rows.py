@@ -20,7 +20,7 @@ field, where no model object is needed afterwards: making one costs about 10 us,
 batch of bets made three a bet.
 
 On PostgreSQL the rows go as one parameter, a JSON array of rows that the server takes
-apart (``json_array_elements``, each value cast to its column's type), not one placeholder
+apart (``jsonb_array_elements``, each value cast to its column's type), not one placeholder
 per value. psycopg keeps the parsed form of no query with more than 50 parameters
 (``MAX_CACHED_STATEMENT_PARAMS``), so every insert of a batch (a few hundred rows, a
 thousand or two values) had its placeholders parsed again and each value adapted to a
@@ -29,7 +29,9 @@ encoder writes them instead; a message then costs the database thread 7 to 11 % 
 (bench/batch_cost.py, docs/benchmarks.md). The values are those the fields prepare for the
 driver, written as text the column's type reads back exactly (a decimal as its digits, a
 time in ISO 8601 with its offset, a JSON column's value as its JSON text). A value of any
-other type is refused.
+other type is refused. The document is read as ``jsonb``, parsed once: as ``json`` (text)
+each of a row's values was found by parsing the row again, and a batch of 256 stored
+replies (about 1.4 KB each) took the server 11.4 ms to insert, against 7.9 ms.
 """
 
 from __future__ import annotations
@@ -179,7 +181,7 @@ def _from_json_rows(model: type[models.Model], fields: list[models.Field], conne
         casts.append(f"(row.value->>{n})::{db_type.split('(')[0]}")
     values = ", ".join(casts)
     _JSON_ROWS[model] = (
-        f"SELECT {values} FROM json_array_elements(%s::json) WITH ORDINALITY"
+        f"SELECT {values} FROM jsonb_array_elements(%s::jsonb) WITH ORDINALITY"
         f" AS row(value, n) ORDER BY row.n"
     )
     return _JSON_ROWS[model]
