@@ -13,7 +13,8 @@ every other field (JSON, decimals, dates) through its own ``get_db_prep_save``, 
 does. ``pre_save`` is called only where a field class has its own (``auto_now_add``). The
 rows are chunked as Django chunks them (``bulk_batch_size``), each object gets its primary
 key back (``RETURNING``, which PostgreSQL and SQLite 3.35+ both have), and an upsert's
-``ON CONFLICT`` clause is the one Django writes. Anything this does not cover (a model with
+``ON CONFLICT ... DO UPDATE`` sets a field to the new row's value as Django's does, or adds
+the new row's value to it (``add``: a counter). Anything this does not cover (a model with
 a database default, a field with its own SQL placeholder, an object with a primary key
 already) is refused, not guessed. ``insert_values`` writes rows given as plain values by
 field, where no model object is needed afterwards: making one costs about 10 us, and a
@@ -45,7 +46,6 @@ from typing import Any, TypeVar
 
 from django.db import connections, models, router
 from django.db.backends.postgresql.psycopg_any import Jsonb
-from django.db.models.constants import OnConflict
 from django.utils import timezone
 
 from tablehub.fields import RowsJSONField
@@ -123,21 +123,14 @@ def _insert(
     table = quote(opts.db_table)
     names = ", ".join(quote(_column(f)) for f in fields)
     head = f"INSERT INTO {table} ({names}) "
-    if add:  # both databases speak ON CONFLICT ... DO UPDATE; Django's suffix only replaces
-        assert update_on, "add= is an upsert's"
+    if update_on:  # both databases speak ON CONFLICT ... DO UPDATE
         column = {n: quote(_column(opts.get_field(n))) for n in (*update_on, *update, *add)}
         sets = [f"{column[n]} = EXCLUDED.{column[n]}" for n in update]
         sets += [f"{column[n]} = {table}.{column[n]} + EXCLUDED.{column[n]}" for n in add]
         on = ", ".join(column[n] for n in update_on)
         tail = f" ON CONFLICT ({on}) DO UPDATE SET {', '.join(sets)}"
-    elif update_on:
-        tail = " " + connection.ops.on_conflict_suffix_sql(
-            fields,
-            OnConflict.UPDATE,
-            [_column(opts.get_field(name)) for name in update],
-            [_column(opts.get_field(name)) for name in update_on],
-        )
     else:
+        assert not add, "add= is an upsert's: it needs update_on"
         tail = f" RETURNING {quote(_column(opts.pk))}"
     statements: Iterable[tuple[str, list[Any]]]
     if connection.vendor == "postgresql":  # every row in one JSON parameter
@@ -275,6 +268,6 @@ def _prepared(field: models.Field) -> Prepare:
     def decimal(value: Any, connection: Any) -> Any:
         if value is None or (type(value) is Decimal and value.is_finite()):
             return value
-        return field.get_db_prep_save(value, connection)  # a text, a float, None: its checks
+        return field.get_db_prep_save(value, connection)  # a text, a float, an int: its checks
 
     return decimal

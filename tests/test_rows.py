@@ -8,9 +8,11 @@ from datetime import timedelta
 from decimal import Decimal
 
 import pytest
+from django.core.exceptions import ValidationError
 from django.db import DataError, connection, transaction
 from django.utils import timezone
 
+from payouts.models import StationCredits
 from rounds import writer
 from rounds.engine import RuleSet
 from rounds.models import Bet, RoundEvent
@@ -264,10 +266,24 @@ def test_decimals_are_stored_as_bulk_create_stores_them(round_and_stations):
 
 @pytest.mark.parametrize("amount", [Decimal("NaN"), Decimal("Infinity"), "ten"])
 def test_a_decimal_that_is_no_amount_is_refused_as_its_field_refuses_it(round_and_stations, amount):
-    from django.core.exceptions import ValidationError
-
     round, (s1, _s2) = round_and_stations
     row = {"round_id": round.pk, "station_id": s1.pk, "box": 1, "code": "main", "stake": amount}
     with pytest.raises(ValidationError), transaction.atomic():
         insert_values(Bet, [row])
     assert not Bet.objects.exists()
+
+
+def test_an_upsert_adds_to_the_counts_of_the_row_that_is_there(round_and_stations):
+    """``add=``: a row already there has the new row's counts added to its own (the meters'
+    and the kept credits' way), a new key is inserted as it is."""
+    _round, (s1, s2) = round_and_stations
+    StationCredits.objects.filter(station__in=[s1, s2]).delete()
+    insert_values(StationCredits, [{"station_id": s1.pk, "cents": 500}])
+    insert_values(
+        StationCredits,
+        [{"station_id": s1.pk, "cents": -120}, {"station_id": s2.pk, "cents": 7}],
+        update_on=["station_id"],
+        add=["cents"],
+    )
+    kept = dict(StationCredits.objects.values_list("station_id", "cents"))
+    assert kept == {s1.pk: 380, s2.pk: 7}
