@@ -33,6 +33,7 @@ on PostgreSQL and one JSON parameter on SQLite (tablehub/lookups.py).
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable
 from typing import Any, Generic, TypeVar
 
@@ -80,12 +81,18 @@ class Param(Expression):
         return f"Param({self.name!r})"
 
 
+_NUMBERS = itertools.count()
+
+
 class _PerConnection:
     """What a compiled statement keeps, once per database connection (this thread's, of the
     one database: a compiler serves one connection), made by ``_compile`` on first use."""
 
     def __init__(self) -> None:
-        self._key = f"_tablehub_compiled_{id(self)}"
+        # A number of its own, never reused: an ``id`` is, once its object is freed, and a
+        # new statement found the freed one's SQL on the connection (tests make and drop
+        # statements; the server's live as long as the process).
+        self._key = f"_tablehub_compiled_{next(_NUMBERS)}"
 
     def _compiled(self) -> Any:
         connection = connections[DEFAULT_DB_ALIAS]

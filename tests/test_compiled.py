@@ -4,11 +4,12 @@ same SQL whatever the number of ids."""
 
 from __future__ import annotations
 
+import gc
 from datetime import timedelta
 
 import pytest
 from django.db import connection, transaction
-from django.db.models import DateTimeField, Q
+from django.db.models import CharField, DateTimeField, Q
 from django.db.transaction import TransactionManagementError
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
@@ -180,3 +181,19 @@ def test_an_update_sets_its_fields_on_the_rows_it_finds_and_counts_them(stations
     ]
     with pytest.raises(TypeError, match="link"):
         moved.run(table_id=table.pk, chain="events", position=6)
+
+
+def test_a_new_query_never_runs_the_sql_of_one_dropped_before_it(stations) -> None:
+    """Queries made and dropped one after another (as tests do: the server's live as long
+    as the process) each run their own SQL, whatever memory the last one freed."""
+    for n in range(20):
+        first = CompiledQuery(lambda: Station.objects.filter(pk__among=Param("ids")))
+        assert first.list(ids=[stations[n % 5].pk]) == [stations[n % 5]]
+        del first
+        gc.collect()
+        second = CompiledQuery(
+            lambda: Station.objects.filter(name=Param("name", CharField())).values_list(
+                "pk", flat=True
+            )
+        )
+        assert second.list(name=stations[n % 5].name) == [stations[n % 5].pk]
