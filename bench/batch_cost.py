@@ -108,6 +108,11 @@ def main() -> None:
         help="ledger entries of earlier play each station has (bench.fanout.add_history)",
     )
     parser.add_argument(
+        "--protection",
+        action="store_true",
+        help="the jurisdiction has every player protection on (bench.fanout.PROTECTION)",
+    )
+    parser.add_argument(
         "--runs", type=int, default=1, help="write the bets and decisions this many times"
     )
     parser.add_argument(
@@ -130,11 +135,12 @@ def main() -> None:
     decision_profile = profile if options.profile in ("decision", "both") else None
     database = os.environ["DATABASE_URL"].split(":", 1)[0]
     history = f", {options.history} entries of history each" if options.history else ""
+    history += ", every player protection on" if options.protection else ""
     print(f"{options.stations} stations{history}, batches of {options.batch}, {database}")
     least: dict[str, float] = {}
     settling = float("inf")  # the least CPU of the batch that settles the round, ms
     for _run in range(options.runs):
-        table_id, names = set_up_table(options.stations, options.history)
+        table_id, names = set_up_table(options.stations, options.history, options.protection)
         # The server's process settings (switch interval, frozen start-up objects, the young
         # garbage collections' threshold), once the database is set up: without them the
         # collections a burst triggers are timed, and profiled, as the functions they

@@ -3,7 +3,7 @@
     .venv/bin/python bench/fanout.py [--stations 50 200 500] [--scans 50]
         [--modes fanout decisions bets deadline] [--window-ms 500] [--decision-timer 5]
         [--clock prompt|ping] [--seed 1] [--gc-log] [--processes 1] [--history 0]
-        [--py-spy DIR]
+        [--protection] [--py-spy DIR]
 
 For each N: starts daphne on 127.0.0.1 (embedded default: SQLite, in-memory channel layer;
 with REDIS_URL set, the Redis layer), connects N stations over real websockets (the
@@ -39,8 +39,10 @@ reader and the deadline's probe use the first. The memory is the sum over the P 
 
 With ``--history H`` every station's ledger holds H entries of earlier players' sessions
 before the bursts (a busy station writes about 1500 a day): what a burst reads must not grow
-with them. With ``--py-spy DIR`` each burst's server processes are sampled by py-spy, the
-collapsed stacks written to DIR (``spied``).
+with them. With ``--protection`` the table's jurisdiction has every player protection on
+(``PROTECTION``: an idle time, reality checks, a longest session, disputes with a window), as
+a regulated casino's would; without it, none. With ``--py-spy DIR`` each burst's server
+processes are sampled by py-spy, the collapsed stacks written to DIR (``spied``).
 
 With ``--gc-log`` the server runs with its garbage collections logged, and the report lists
 those around the deadline (a collection stops the server's event loop: frames wait unstamped).
@@ -433,10 +435,24 @@ def deadline_report(
 # --- our server ------------------------------------------------------------------------------
 
 
-def set_up_table(stations: int, history: int = 0) -> tuple[int, list[str]]:
+# Every player protection a jurisdiction may set, on (``--protection``): what each reply's
+# session and Dispute button are made of.
+PROTECTION = {
+    "idle_minutes": 10,
+    "reality_check_minutes": 60,
+    "max_session_minutes": 240,
+    "disputes_allowed": True,
+    "dispute_window_seconds": 300,
+}
+
+
+def set_up_table(
+    stations: int, history: int = 0, protection: bool = False
+) -> tuple[int, list[str]]:
     """A table with ``stations`` stations of 1000.00 credits each, a player session each;
     with ``history``, each station's ledger holds that many entries of earlier players'
-    sessions before it (``add_history``)."""
+    sessions before it (``add_history``); with ``protection``, its jurisdiction has every
+    player protection on (``PROTECTION``)."""
     import django
 
     django.setup()
@@ -450,7 +466,10 @@ def set_up_table(stations: int, history: int = 0) -> tuple[int, list[str]]:
     call_command("migrate", verbosity=0)  # the same database for every N of one run
     tag = f"{stations}-{time.time_ns()}"  # a DATABASE_URL database keeps earlier runs' tables
     jurisdiction = Jurisdiction.objects.create(
-        code=f"bench{tag}", name="Bench", max_decision_seconds=120
+        code=f"bench{tag}",
+        name="Bench",
+        max_decision_seconds=120,
+        **(PROTECTION if protection else {}),
     )
     table = Table.objects.create(name=f"bench-{tag}", jurisdiction=jurisdiction)
     table.set_reader_key("reader")
@@ -561,6 +580,7 @@ class Options:
     processes: int = 1  # daphne processes sharing the stations (needs REDIS_URL when > 1)
     py_spy: Path | None = None  # where each burst's samples of the server go (``spied``)
     history: int = 0  # ledger entries of earlier sessions each station has (``add_history``)
+    protection: bool = False  # the jurisdiction's player protection on (``PROTECTION``)
 
 
 class spied:
@@ -922,7 +942,7 @@ def gc_report(log_path: Path, deadline: float | None) -> list[str]:
 
 def run(n: int, options: Options, env: dict[str, str], timers: str) -> None:
     started = time.monotonic()
-    table_id, names = set_up_table(n, options.history)
+    table_id, names = set_up_table(n, options.history, options.protection)
     ports, reference_port = [free_port() for _ in range(options.processes)], free_port()
     gc_log = Path(tempfile.mkdtemp(prefix="tablehub-gc-")) / "gc.log"
     launcher = [__file__, "--gc-logged-server", str(gc_log)] if options.gc_log else None
@@ -952,9 +972,10 @@ def run(n: int, options: Options, env: dict[str, str], timers: str) -> None:
     database = os.environ["DATABASE_URL"].partition(":")[0]
     servers_used = f"{options.processes} server processes, " if options.processes > 1 else ""
     history = f", {options.history} ledger entries of history each" if options.history else ""
+    protection = ", every player protection on" if options.protection else ""
     print(
         f"N = {n} stations ({servers_used}{database}, {layer} channel layer, {timers} timers"
-        f"{history})"
+        f"{history}{protection})"
     )
     before, first, joined = result["rss"]
     print(
@@ -1044,6 +1065,12 @@ def main() -> None:
         " 1500 a day at a busy station)",
     )
     parser.add_argument(
+        "--protection",
+        action="store_true",
+        help="the jurisdiction has every player protection on (idle time, reality checks,"
+        " longest session, disputes with a window)",
+    )
+    parser.add_argument(
         "--py-spy",
         metavar="DIR",
         help="sample the server processes with py-spy (pip install py-spy) during each burst;"
@@ -1065,6 +1092,7 @@ def main() -> None:
         args.processes,
         Path(args.py_spy) if args.py_spy else None,
         args.history,
+        args.protection,
     )
     env, timers = bench_environment()
     for n in args.stations:

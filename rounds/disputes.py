@@ -26,18 +26,20 @@ window closes meanwhile (the dispute was made in time).
 from __future__ import annotations
 
 import logging
+from collections.abc import Collection, Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
 from django.db import transaction
-from django.db.models import Q
+from django.db.models import DateTimeField, Max, Q
 from django.utils import timezone
 
 from rounds import writer
 from rounds.engine import EngineError, Notice
-from rounds.models import ENDED, IN_PLAY, Round, RoundEvent
+from rounds.models import ENDED, IN_PLAY, Bet, Round, RoundEvent
 from rounds.replay import rebuild
 from stations.models import Station
+from tablehub.compiled import CompiledQuery, Param
 from tablehub.models import Table
 
 log = logging.getLogger("tablehub.rounds")
@@ -122,32 +124,65 @@ def default_round(station: Station) -> Round | None:
     )
 
 
-def station_dispute(station: Station, shown: Round | None, has_bets: bool, cards: int) -> Any:
-    """What a station's Dispute button shows (``dispute`` in its state), or None when the
-    station may not dispute now. ``shown`` is the round in its state, ``has_bets`` whether it
-    has a bet in it and ``cards`` how many cards that round has drawn. The round is the one
-    ``default_round`` names."""
-    table = station.table
-    if not disputes_allowed(table):
-        return None
-    target: Round | None
-    if shown is not None and shown.phase in IN_PLAY and has_bets:
-        if not cards:
-            return None  # from the first card on
-        target = shown
-    elif table.jurisdiction.dispute_window_seconds:
-        since = timezone.now() - timedelta(seconds=table.jurisdiction.dispute_window_seconds)
-        target = (
-            Round.objects.filter(table=table, phase=Round.Phase.SETTLED, bets__station=station)
-            .filter(Q(settled_at__gt=since) | Q(step_key__startswith=writer.HALTED))
-            .order_by("-pk")
-            .first()
+# The last settled round of a table that each station had a bet in and whose result may
+# still be disputed (in its window, or halted by a dispute), by station: a batch's replies
+# read them together (tablehub/compiled.py: its SQL built once).
+_LAST_DISPUTABLE = CompiledQuery(
+    lambda: (
+        Bet.objects.filter(
+            station_id__among=Param("ids"),
+            round__table_id=Param("table_id"),
+            round__phase=Round.Phase.SETTLED,
         )
-        if target is None:
-            return None
-        target.table = table
-    else:
-        return None
+        .filter(
+            Q(round__settled_at__gt=Param("since", DateTimeField()))
+            | Q(round__step_key__startswith=writer.HALTED)
+        )
+        .values("station_id")
+        .annotate(last=Max("round_id"))
+        .order_by()
+        .values_list("station_id", "last")
+    )
+)
+
+
+def stations_disputes(
+    stations: Sequence[Station], shown: Round | None, with_bets: Collection[int], cards: int
+) -> dict[int, Any]:
+    """What each Dispute button of stations of one table shows (``dispute`` in their
+    states), by station id: None when the station may not dispute now. ``shown`` is the
+    round in their states, ``with_bets`` the ids of the stations with a bet in it and
+    ``cards`` how many cards that round has drawn. The round is the one ``default_round``
+    names. One query for any number of stations (two when one has a round to dispute)."""
+    if not stations:
+        return {}
+    table = stations[0].table
+    if not disputes_allowed(table):
+        return {station.pk: None for station in stations}
+    window = table.jurisdiction.dispute_window_seconds
+    shown_in_play = shown is not None and shown.phase in IN_PLAY
+    disputes: dict[int, Any] = {}
+    settled: list[int] = []  # stations whose button names their last settled round
+    for station in stations:
+        if shown is not None and shown_in_play and station.pk in with_bets:
+            disputes[station.pk] = _button(shown) if cards else None  # from the first card on
+        elif window:
+            settled.append(station.pk)
+        else:
+            disputes[station.pk] = None
+    if settled:
+        since = timezone.now() - timedelta(seconds=window)
+        last = dict(_LAST_DISPUTABLE.list(ids=settled, table_id=table.pk, since=since))
+        rounds = Round.objects.in_bulk(set(last.values()))
+        for round in rounds.values():
+            round.table = table
+        for station_id in settled:
+            target = rounds.get(last[station_id]) if station_id in last else None
+            disputes[station_id] = None if target is None else _button(target)
+    return {station.pk: disputes[station.pk] for station in stations}
+
+
+def _button(target: Round) -> dict[str, Any]:
     until = window_end(target)
     return {
         "round": target.pk,

@@ -780,6 +780,21 @@ def station_states(stations: Sequence[Station], full: bool = True) -> list[dict[
     elif round is not None:
         placed = writer.stations_bets(round, [station.pk for station in stations])
         bets = {s.name: [(b.box, b.code, b.stake) for b in placed[s.pk]] for s in stations}
+    # What every state of the round shows alike, made once (each state gets its own copy).
+    shown_round = (
+        None
+        if round is None
+        else {
+            "id": round.pk,
+            "number": round.number,
+            "phase": round.phase,
+            "deadline": round.deadline.isoformat() if round.deadline else None,
+            "last_event_id": f"{round.pk}.{round.last_seq}",
+            "halted": writer.is_halted(round),
+        }
+    )
+    with_bets = {station.pk for station in stations if bets.get(station.name)}
+    buttons = disputes.stations_disputes(stations, round, with_bets, cards)
     states = []
     for station in stations:
         state: dict[str, Any] = {
@@ -807,25 +822,18 @@ def station_states(stations: Sequence[Station], full: bool = True) -> list[dict[
                 # common draw).
                 "seating": seats.seating_state(station, config),
             }
-        if round is None:
-            state["dispute"] = disputes.station_dispute(station, None, False, 0)
+        if shown_round is None:
+            state["dispute"] = buttons[station.pk]
             states.append(state)
             continue
-        state["round"] = {
-            "id": round.pk,
-            "number": round.number,
-            "phase": round.phase,
-            "deadline": round.deadline.isoformat() if round.deadline else None,
-            "last_event_id": f"{round.pk}.{round.last_seq}",
-            "halted": writer.is_halted(round),
-        }
+        state["round"] = dict(shown_round)
         state["bets"] = [
             {"box": box, "bet": code, "stake": fmt(stake)}
             for box, code, stake in bets[station.name]
         ]
         if station.name in views:
             state["table"] = views[station.name]
-        state["dispute"] = disputes.station_dispute(station, round, bool(state["bets"]), cards)
+        state["dispute"] = buttons[station.pk]
         states.append(state)
     return states
 

@@ -159,12 +159,16 @@ class Standing:
     money: ledger.SessionMoney | None
     taken: StationBreak | None
     credits: Decimal
+    # When its money last moved (None: never, or the jurisdiction has no idle time, which
+    # is all it is read for).
+    last_entry: datetime | None = None
 
 
 def standings(stations: Sequence[Station]) -> dict[int, Standing]:
     """Each station's ``Standing``, by station id: five queries for any number of stations
-    of one table (a batch's checks and replies read them together; one station's reads cost
-    more in query building than in the database)."""
+    of one table, six where the jurisdiction has an idle time (a batch's checks and replies
+    read them together; one station's reads cost more in query building than in the
+    database)."""
     if not stations:
         return {}
     most = maxima(stations[0])  # one table, one jurisdiction
@@ -177,6 +181,9 @@ def standings(stations: Sequence[Station]) -> dict[int, Standing]:
     )
     breaks = _current_breaks(stations)
     credits = ledger.balances(station.pk for station in stations)
+    moved: dict[int, datetime | None] = (
+        {} if most.idle_minutes is None else ledger.last_entries_at(sessions)
+    )
     return {
         station.pk: Standing(
             most,
@@ -184,6 +191,7 @@ def standings(stations: Sequence[Station]) -> dict[int, Standing]:
             moneys.get(station.pk),
             breaks.get(station.pk),
             credits[station.pk],
+            moved.get(station.pk),
         )
         for station in stations
     }
@@ -196,7 +204,7 @@ def shown(station: Station, standing: Standing) -> dict[str, Any]:
     return {
         "session": None
         if session is None or money is None
-        else _session_state(station, session, money, standing.most),
+        else _session_state(station, session, money, standing),
         "break": _break_shown(standing.taken),
     }
 
@@ -247,8 +255,9 @@ def current_standings(stations: Sequence[Station]) -> dict[int, Standing]:
 
 
 def _session_state(
-    station: Station, session: PlayerSession, money: ledger.SessionMoney, most: Maxima
+    station: Station, session: PlayerSession, money: ledger.SessionMoney, standing: Standing
 ) -> dict[str, Any]:
+    most = standing.most
     return {
         "started_at": session.opened_at.isoformat(),
         "cash_in": fmt(money.cash_in),
@@ -263,7 +272,7 @@ def _session_state(
         "maxima": {"stake_limit": _shown(most.stake), "time_limit": most.minutes},
         "stopped": _stopped(session, money, most),
         "reality_check": _reality_check(station, session, most),
-        "inactivity": _inactivity(station, session, most, money),
+        "inactivity": _inactivity(station, session, most, money, standing.last_entry),
     }
 
 
@@ -412,15 +421,20 @@ INACTIVITY_GRACE = timedelta(seconds=60)  # between the question and the lock
 
 
 def _inactivity(
-    station: Station, session: PlayerSession, most: Maxima, money: ledger.SessionMoney
+    station: Station,
+    session: PlayerSession,
+    most: Maxima,
+    money: ledger.SessionMoney,
+    last_entry: datetime | None,
 ) -> dict[str, Any] | None:
     """The state's ``session.inactivity`` (None: the jurisdiction has no idle time): when the
     station asks whether the player is there, when it locks betting, and whether it asks or
-    has locked now (only with credits and no bet on a round). A lock is logged once, and kept
-    on the session for the floor manager until the player answers or plays."""
+    has locked now (only with credits and no bet on a round). ``last_entry`` is when its
+    money last moved (``Standing.last_entry``). A lock is logged once, and kept on the
+    session for the floor manager until the player answers or plays."""
     if most.idle_minutes is None:
         return None
-    moments = [session.opened_at, session.awake_at, ledger.last_entry_at(station)]
+    moments = [session.opened_at, session.awake_at, last_entry]
     since = max(m for m in moments if m is not None)
     asks_at = since + timedelta(minutes=most.idle_minutes)
     locks_at = asks_at + INACTIVITY_GRACE
@@ -507,7 +521,7 @@ def check_stakes(station: Station, before: Decimal, after: Decimal) -> None:
         )
     if session is None or money is None:  # credits from before sessions were kept
         return
-    idle = _inactivity(station, session, most, money)
+    idle = _inactivity(station, session, most, money, kept.last_entry)
     if idle is not None and idle["locked"]:
         raise EngineError(
             "betting is locked for inactivity (the credits are safe): answer that you are here",

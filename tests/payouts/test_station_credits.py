@@ -6,6 +6,7 @@ ledger's back."""
 
 import importlib
 import threading
+from datetime import timedelta
 from decimal import Decimal
 
 import pytest
@@ -103,6 +104,28 @@ def test_a_balance_is_one_row_whatever_the_history(tables):
     assert credits == {s.pk: D(f"{5 * (n + 1)}.00") for n, s in enumerate(stations)}
     assert len(queries) == 1
     assert LedgerEntry._meta.db_table not in queries[0]["sql"]  # no sum over the entries
+
+
+def test_when_each_stations_money_last_moved_is_one_query(tables):
+    stations = [Station.objects.create(table=tables[0], name=f"s{n}") for n in range(3)]
+    for n, station in enumerate(stations[:2]):
+        for k in range(n + 2):
+            cash_in(station, "1.00", key=f"in{k}")
+    newest = {s.pk: LedgerEntry.objects.filter(station=s).order_by("-pk").first() for s in stations}
+    # The newest entry is the one that counts, even where an older one has a later time.
+    LedgerEntry.objects.filter(station=stations[1]).exclude(pk=newest[stations[1].pk].pk).update(
+        created_at=newest[stations[1].pk].created_at + timedelta(hours=1)
+    )
+    with CaptureQueriesContext(connection) as queries:
+        moved = ledger.last_entries_at([*(s.pk for s in reversed(stations)), stations[0].pk])
+    assert len(queries) == 1
+    assert list(moved) == [s.pk for s in reversed(stations)]  # as asked, each once
+    assert moved == {
+        stations[0].pk: newest[stations[0].pk].created_at,
+        stations[1].pk: newest[stations[1].pk].created_at,
+        stations[2].pk: None,  # no entry yet
+    }
+    assert ledger.last_entries_at([]) == {}
 
 
 def test_credits_changed_behind_the_ledgers_back_are_named(tables):
