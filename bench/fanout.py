@@ -3,7 +3,7 @@
     .venv/bin/python bench/fanout.py [--stations 50 200 500] [--scans 50]
         [--modes fanout decisions bets deadline] [--window-ms 500] [--decision-timer 5]
         [--clock prompt|ping] [--seed 1] [--gc-log] [--processes 1] [--history 0]
-        [--protection] [--py-spy DIR]
+        [--protection] [--tablet] [--py-spy DIR]
 
 For each N: starts daphne on 127.0.0.1 (embedded default: SQLite, in-memory channel layer;
 with REDIS_URL set, the Redis layer), connects N stations over real websockets (the
@@ -41,8 +41,11 @@ With ``--history H`` every station's ledger holds H entries of earlier players' 
 before the bursts (a busy station writes about 1500 a day): what a burst reads must not grow
 with them. With ``--protection`` the table's jurisdiction has every player protection on
 (``PROTECTION``: an idle time, reality checks, a longest session, disputes with a window), as
-a regulated casino's would; without it, none. With ``--py-spy DIR`` each burst's server
-processes are sampled by py-spy, the collapsed stacks written to DIR (``spied``).
+a regulated casino's would; without it, none. With ``--tablet`` the dealer's tablet is open
+at the table through the bursts, asking for its state as the reference tablet page does
+(``Tablet``): what that costs the server is in the bursts' figures. With ``--py-spy DIR``
+each burst's server processes are sampled by py-spy, the collapsed stacks written to DIR
+(``spied``).
 
 With ``--gc-log`` the server runs with its garbage collections logged, and the report lists
 those around the deadline (a collection stops the server's event loop: frames wait unstamped).
@@ -170,6 +173,47 @@ class Station:
 
     async def reply(self, client_id: str, limit: float = 30.0) -> tuple[float, dict]:
         return await self.next(lambda f: f.get("client_id") == client_id, limit)
+
+
+class Tablet:
+    """The dealer's tablet at the table (``--tablet``), asking for its state as
+    croupier/static/croupier/tablet.js does: a change or an event frame asks for it
+    ``REFRESH`` seconds later, unless an ask is already waiting (``refreshSoon``)."""
+
+    REFRESH = 0.12
+
+    def __init__(self, ws) -> None:
+        self.ws = ws
+        self.asked = 0  # the states asked for so far
+        self.waiting: asyncio.TimerHandle | None = None
+        self.reader = asyncio.create_task(self._read())
+
+    async def _read(self) -> None:
+        async for text in self.ws:
+            if json.loads(text).get("type") in ("event", "changed") and self.waiting is None:
+                self.waiting = asyncio.get_running_loop().call_later(self.REFRESH, self._ask)
+
+    def _ask(self) -> None:
+        self.waiting = None
+        self.asked += 1
+        message = {"type": "state", "client_id": f"state{self.asked}"}
+        asyncio.ensure_future(self.ws.send(json.dumps(message)))
+
+
+def tablet_cookie(table_id: int) -> str:
+    """A dealer of the table, logged in: the session cookie of the tablet's socket."""
+    from django.contrib.auth.models import Group, User
+    from django.test import Client
+
+    from tablehub import roles
+    from tablehub.models import Table
+
+    dealer = User.objects.create_user(f"bench-dealer-{table_id}-{time.time_ns()}")
+    dealer.groups.add(Group.objects.get_or_create(name=roles.DEALER)[0])
+    Table.objects.get(pk=table_id).staff.add(dealer)
+    client = Client()
+    client.force_login(dealer)
+    return f"sessionid={client.cookies['sessionid'].value}"
 
 
 class Target(NamedTuple):
@@ -581,6 +625,7 @@ class Options:
     py_spy: Path | None = None  # where each burst's samples of the server go (``spied``)
     history: int = 0  # ledger entries of earlier sessions each station has (``add_history``)
     protection: bool = False  # the jurisdiction's player protection on (``PROTECTION``)
+    tablet: bool = False  # the dealer's tablet open through the bursts (``Tablet``)
 
 
 class spied:
@@ -660,6 +705,23 @@ async def measure(
     rss.append(server_rss())
     result["rss"] = rss
 
+    tablet: Tablet | None = None
+    if options.tablet:
+        cookie = await sync_to_async(tablet_cookie)(table_id)
+        tablet_ws = await websockets.connect(
+            f"{url}/croupier/", origin=origin, additional_headers={"Cookie": cookie}
+        )
+        tablet = Tablet(tablet_ws)
+    asked = 0
+
+    def tablet_asked() -> str:
+        """How many states the tablet asked for since the last call."""
+        nonlocal asked
+        if tablet is None:
+            return ""
+        since, asked = tablet.asked - asked, tablet.asked
+        return f"; the tablet asked for its state {since} times"
+
     # The reference's N stations, for the bursts' and the fan-out's ratios.
     reference = await connect_reference(reference_port, n, reference_pid)
     result["reference_rss"] = reference.rss
@@ -669,9 +731,10 @@ async def measure(
     round_id = await sync_to_async(new_round)(table_id)
     bet = {"type": "place", "client_id": "b", "box": 1, "amount": "10"}
     cpu = cpu_seconds(server_pids)
+    tablet_asked()
     async with spied(options, f"bets-{n}", server_pids):
         result["bets"] = await burst(stations, bet, slow)
-    result["bets_cpu"] = cpu_line(cpu, cpu_seconds(server_pids), n)
+    result["bets_cpu"] = cpu_line(cpu, cpu_seconds(server_pids), n) + tablet_asked()
     await asyncio.sleep(1.0)  # the bets' events have reached every station: a quiet client
     result["bets_reference"] = (await burst(reference.target.stations, bet, slow))[0]
     await sync_to_async(close_betting)(round_id)
@@ -715,9 +778,10 @@ async def measure(
         await station.next(lambda f: f.get("event", {}).get("type") == "prompt", slow)
     decide = {"type": "decide", "client_id": "d", "action": "stand"}
     cpu = cpu_seconds(server_pids)
+    tablet_asked()
     async with spied(options, f"decisions-{n}", server_pids):
         result["decisions"] = await burst(stations, decide, slow)
-    result["decisions_cpu"] = cpu_line(cpu, cpu_seconds(server_pids), n)
+    result["decisions_cpu"] = cpu_line(cpu, cpu_seconds(server_pids), n) + tablet_asked()
     phase = await sync_to_async(wait_until_ended)(round_id, slow)
     if phase != "settled":
         raise RuntimeError(f"round {round_id} is {phase} after every station stood")
@@ -772,6 +836,8 @@ async def measure(
     for station in stations:
         await station.ws.close()
     await shoe.close()
+    if tablet is not None:
+        await tablet.ws.close()
     return result
 
 
@@ -973,6 +1039,7 @@ def run(n: int, options: Options, env: dict[str, str], timers: str) -> None:
     servers_used = f"{options.processes} server processes, " if options.processes > 1 else ""
     history = f", {options.history} ledger entries of history each" if options.history else ""
     protection = ", every player protection on" if options.protection else ""
+    protection += ", the dealer's tablet open" if options.tablet else ""
     print(
         f"N = {n} stations ({servers_used}{database}, {layer} channel layer, {timers} timers"
         f"{history}{protection})"
@@ -1071,6 +1138,12 @@ def main() -> None:
         " longest session, disputes with a window)",
     )
     parser.add_argument(
+        "--tablet",
+        action="store_true",
+        help="the dealer's tablet is open at the table, asking for its state as the tablet"
+        " page does",
+    )
+    parser.add_argument(
         "--py-spy",
         metavar="DIR",
         help="sample the server processes with py-spy (pip install py-spy) during each burst;"
@@ -1093,6 +1166,7 @@ def main() -> None:
         Path(args.py_spy) if args.py_spy else None,
         args.history,
         args.protection,
+        args.tablet,
     )
     env, timers = bench_environment()
     for n in args.stations:
