@@ -8,7 +8,9 @@ server writes a burst), timed per batch, with the queries of one batch counted a
         .venv/bin/python bench/batch_cost.py --stations 200
 
 The last decision batch also settles the round for every station (the dealer stands on 19
-once all have decided): its time is printed on its own, and the least of the runs last.
+once all have decided): its time is printed on its own, and the least of the runs last. With
+``--action double`` every station doubles instead of standing: money moves with each
+decision (a stake), and the round waits for its cards (no settling batch).
 
 No server and no sockets: only the writing, so the figures say what the database thread can
 do, the ceiling of a burst's replies per second.
@@ -113,6 +115,12 @@ def main() -> None:
         help="the jurisdiction has every player protection on (bench.fanout.PROTECTION)",
     )
     parser.add_argument(
+        "--action",
+        choices=["stand", "double"],
+        default="stand",
+        help="every station's decision (a double moves money: a stake each)",
+    )
+    parser.add_argument(
         "--runs", type=int, default=1, help="write the bets and decisions this many times"
     )
     parser.add_argument(
@@ -165,12 +173,14 @@ def main() -> None:
         for card in DEAL:
             writer.record(round_id, CardDrawn(parse_card(card)))
         decisions = [
-            (stations[name], {"type": "decide", "client_id": "d", "action": "stand"})
+            (stations[name], {"type": "decide", "client_id": "d", "action": options.action})
             for name in names
         ]
         seconds, queries, replies = timed_batches(decisions, options.batch, decision_profile)
         assert all(r["ok"] for r in replies), [r for r in replies if not r["ok"]][:3]
         report("decision", seconds, queries, options.batch, least)
+        if options.action != "stand":
+            continue  # every hand waits for its card: no batch settles the round
         # The last decision ends every station's turn: the dealer stands on 19 and the round
         # is settled for all N stations in that batch's transaction, before its replies.
         last = len(decisions) - (len(decisions) - 1) // options.batch * options.batch
@@ -181,10 +191,11 @@ def main() -> None:
             f" {took * last * 1000:.1f} ms, CPU of this thread {used * last * 1000:.1f} ms"
         )
     if options.runs > 1:
+        settled = f"; the settling batch {settling:.1f} ms" if settling < float("inf") else ""
         print(
             f"  least of {options.runs} runs, CPU of this thread a message: "
             + ", ".join(f"{what} {ms:.2f} ms" for what, ms in least.items())
-            + f"; the settling batch {settling:.1f} ms"
+            + settled
         )
 
     if profile is not None:
