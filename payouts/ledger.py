@@ -184,8 +184,44 @@ def lock_credits(stations: Iterable[Station | int]) -> dict[int, Decimal]:
     the locks. Every change of what a station's credits must cover takes these locks in one
     order: the round's row first (when there is one), then the stations' rows by id. A bet
     change, a cash-out, the close of bets and a void or correction that takes money back
-    hold them, so none of them decides on credits another is changing."""
-    return balances(lock_stations(stations))
+    hold them, so none of them decides on credits another is changing.
+
+    Inside a transaction the credits read are kept (``_CreditsRead``) until it adds to any
+    station's credits: while it holds a station's lock no other transaction takes from them
+    (another may add: a refund at a table the station left, which a kept read does not
+    count until it is read again). A batch of doubles reads its stations' credits once."""
+    ids = lock_stations(stations)
+    if not connection.in_atomic_block:
+        return balances(ids)
+    known = _credits_read()
+    missing = [station_id for station_id in ids if station_id not in known]
+    if missing:
+        kept = dict(_KEPT_CREDITS.list(ids=missing))
+        read = {station_id: kept.get(station_id, 0) for station_id in missing}
+        transaction.on_commit(_CreditsRead(read))
+        known |= read
+    waiting = _waiting_cents()
+    return {station_id: meters.money(known[station_id] + waiting[station_id]) for station_id in ids}
+
+
+class _CreditsRead:
+    """Kept credits (cents, by station) this transaction read under the stations' locks, to
+    be used again until it adds to any station's (``_add_credits`` forgets them): an
+    on-commit marker, dropped with the savepoint that read them."""
+
+    def __init__(self, cents: dict[int, int]) -> None:
+        self.cents: dict[int, int] | None = cents
+
+    def __call__(self) -> None:
+        pass
+
+
+def _credits_read() -> dict[int, int]:
+    known: dict[int, int] = {}
+    for read in until_commit.waiting(_CreditsRead):
+        if read.cents is not None:
+            known |= read.cents
+    return known
 
 
 class _StationsLocked:
@@ -252,13 +288,15 @@ def _post(
     movements: Iterable[tuple[Station, str, Decimal, Key]],
     refunded: Mapping[Key, str] | None = None,
     tables: Mapping[Key, int] | None = None,
+    wait: bool = False,
 ) -> int:
     """Several movements of one round in one insert, counted by the meters (a refund as the
     kind of the entry it refunds, ``refunded``; a move is not metered); a movement of 0.00
     moves nothing. Each movement is in the books of the station's table, or of the table
-    ``tables`` gives for its key (a move's arrival)."""
-    entries = []
-    counted = []
+    ``tables`` gives for its key (a move's arrival). With ``wait`` (a batch's round items)
+    the entries wait to be written with the batch's others (``write_waiting``)."""
+    entries: list[LedgerEntry] = []
+    counted: list[tuple[int, int, str, Decimal]] = []
     at = timezone.now()
     for station, kind, amount, key in movements:
         if not amount:
@@ -291,12 +329,73 @@ def _post(
                 created_at=at,
             ),
         ]
+    if wait and connection.in_atomic_block:
+        if entries:
+            transaction.on_commit(_WaitingEntries(entries, counted))
+        return len(entries) // 2
+    # The chain takes entries in their order, and a batch writes those waiting before any
+    # message but a decision or a bet (rounds/writer.py ``flush``): none may wait here.
+    assert not _waiting(), "entries posted at once while a batch's entries wait"
+    _write(entries, counted)
+    return len(entries) // 2
+
+
+class _WaitingEntries:
+    """A batch's round entries posted but not yet written (``_post`` with ``wait``): the
+    batch writes them together (``write_waiting``, from the round writer's ``flush``). An
+    on-commit callback, so that a refused message's savepoint drops them with the rest of
+    what it did; the credits read meanwhile count them (``balances``)."""
+
+    def __init__(
+        self, entries: list[LedgerEntry], counted: list[tuple[int, int, str, Decimal]]
+    ) -> None:
+        self.entries: list[LedgerEntry] | None = entries
+        self.counted = counted
+
+    def __call__(self) -> None:
+        # Written by ``write_waiting`` before the commit: entries still here were lost with
+        # it (a caller posted with ``wait`` and never wrote them), which no test may pass.
+        if self.entries is not None:
+            raise AssertionError(f"{len(self.entries)} ledger entries were never written")
+
+
+def _waiting() -> list[_WaitingEntries]:
+    return [w for w in until_commit.waiting(_WaitingEntries) if w.entries is not None]
+
+
+def write_waiting() -> None:
+    """Write this transaction's entries that wait (``_post`` with ``wait``), in the order
+    they were posted: one link into the chains, one insert, one addition to the credits.
+    Not inside a message's savepoint: one rolled back after the insert would take the rows
+    with it."""
+    waiting = _waiting()
+    entries: list[LedgerEntry] = []
+    counted: list[tuple[int, int, str, Decimal]] = []
+    for posted in waiting:
+        assert posted.entries is not None
+        entries += posted.entries
+        counted += posted.counted
+        posted.entries = None
+    _write(entries, counted)
+
+
+def _waiting_cents() -> Counter[int]:
+    """What the entries waiting to be written add to each station's credits, in cents."""
+    added: Counter[int] = Counter()
+    for posted in _waiting():
+        assert posted.entries is not None
+        for entry in posted.entries:
+            if entry.station_id is not None:
+                added[entry.station_id] += meters.cents(entry.amount)
+    return added
+
+
+def _write(entries: list[LedgerEntry], counted: list[tuple[int, int, str, Decimal]]) -> None:
     if entries:
         chain.link_entries(entries)  # linked in this transaction, in this order
         insert_rows(LedgerEntry, entries)
         _add_credits(entries)
         meters.add(counted)
-    return len(entries) // 2
 
 
 def _add_credits(entries: Iterable[LedgerEntry]) -> None:
@@ -310,6 +409,10 @@ def _add_credits(entries: Iterable[LedgerEntry]) -> None:
             added[entry.station_id] += meters.cents(entry.amount)
     rows = [([station_id], {"cents": cents}) for station_id, cents in sorted(added.items())]
     meters.add_counts(StationCredits, ["station_id"], ["cents"], rows)
+    # The credits read before are no longer what the rows hold (kept even if a savepoint
+    # undoes this addition: a read again is never wrong).
+    for read in until_commit.waiting(_CreditsRead):
+        read.cents = None
 
 
 def other_side(kind: str) -> str:
@@ -472,16 +575,19 @@ def post_round_items(
     items: Mapping[ItemKey, Decimal],
     books: RoundBooks,
     seq: int,
+    wait: bool = False,
 ) -> int:
     """Post each item of ``items`` the books do not hold yet (stakes negative, returns
     positive); an item whose first key a correction took back is written under the event
-    ``seq`` that writes it again. Returns how many movements were written."""
+    ``seq`` that writes it again. With ``wait`` (a batch's held round) the entries wait to
+    be written with the batch's others (``write_waiting``). Returns how many movements were
+    posted."""
     movements = [
         _written(books, stations, item, amount, seq)
         for item, amount in items.items()
         if item not in books.now
     ]
-    return _post_covered(round, movements, books, f"s{seq}", refuse=True)
+    return _post_covered(round, movements, books, f"s{seq}", refuse=True, wait=wait)
 
 
 def _written(
@@ -595,6 +701,7 @@ def _post_covered(
     when: str,
     refuse: bool = False,
     refunded: Mapping[Key, str] | None = None,
+    wait: bool = False,
 ) -> int:
     """``_post`` the round's movements, never taking a station below zero. A station they
     take money from is locked (``lock_credits``) and its credits read: what they take beyond
@@ -637,7 +744,7 @@ def _post_covered(
             money(abs(loss)),
             money(books.lost[name]),
         )
-    written = _post(round, movements + losses, refunded)
+    written = _post(round, movements + losses, refunded, wait=wait)
     return written - len(losses)
 
 
@@ -684,12 +791,17 @@ _KEPT_CREDITS = CompiledQuery(
 
 def balances(station_ids: Iterable[int]) -> dict[int, Decimal]:
     """Each station's credits, by station id, in one query (a batch's replies): their
-    ``StationCredits`` rows (none: no entry yet, 0.00)."""
+    ``StationCredits`` rows (none: no entry yet, 0.00), with the entries this transaction
+    has posted that wait to be written (``write_waiting``)."""
     ids = list(dict.fromkeys(station_ids))
     if not ids:
         return {}
     kept = dict(_KEPT_CREDITS.list(ids=ids))
-    return {station_id: meters.money(kept.get(station_id, 0)) for station_id in ids}
+    waiting = _waiting_cents() if connection.in_atomic_block else Counter()
+    return {
+        station_id: meters.money(kept.get(station_id, 0) + waiting[station_id])
+        for station_id in ids
+    }
 
 
 _COLUMNS = {

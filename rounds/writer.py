@@ -302,8 +302,10 @@ def _log(round_id: int, up_to: int | None = None, after: int = 0) -> list[RoundE
 
 def flush() -> None:
     """Inside a batch, between its messages: insert the events appended so far (linked in
-    the table's chain together, one insert) and save the held round's row once. Not inside a
-    message's savepoint: one rolled back after the insert would take the rows with it."""
+    the table's chain together, one insert), the ledger entries they posted (one insert:
+    ``ledger.write_waiting``) and the bets changed, and save the held round's row once. Not
+    inside a message's savepoint: one rolled back after the insert would take the rows with
+    it."""
     if _HELD.table_id is None:
         return
     assert len(connection.savepoint_ids) == _HELD.depth, "flush inside a message's savepoint"
@@ -314,6 +316,7 @@ def flush() -> None:
         insert_rows(RoundEvent, new)
         for event in pending:
             event.row = None
+    ledger.write_waiting()
     _write_bets(_pending_bets())
     if _HELD.unsaved and _HELD.round is not None:
         _HELD.round.save(update_fields=list(_ROUND_STATE))
@@ -1112,8 +1115,14 @@ def _write(round: Round, live: Live, station: str | None = None) -> None:
     """Write what the event changed: ledger entries (of ``station`` alone, when only its
     money can have moved), the phase and timer, the results."""
     engine = live.engine
+    # Inside a batch the entries wait, as its events do, and are written together (``flush``).
     ledger.post_round_items(
-        round, live.stations, _money_items(round, engine, station), live.books, round.last_seq
+        round,
+        live.stations,
+        _money_items(round, engine, station),
+        live.books,
+        round.last_seq,
+        wait=_held(round.pk) is round,
     )
     round.phase = engine.phase.value
     _time_the_step(round, engine, live.generation)

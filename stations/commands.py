@@ -23,8 +23,8 @@ from django.utils import timezone
 from payouts import ledger, meters
 from payouts.specials import check_placement
 from rounds import disputes, writer
+from rounds.engine import Action, Decision, EngineError, parse_money
 from rounds.engine import Bet as EngineBet
-from rounds.engine import Decision, EngineError, parse_money
 from rounds.engine import Round as Engine
 from rounds.engine.errors import shown
 from rounds.engine.money import check_stake_limits, fmt
@@ -126,7 +126,11 @@ def handle_batch(messages: list[Received]) -> list[dict[str, Any]]:
         betting = [
             s for s, message, _at in messages if s.pk in valid and message.get("type") in BETS
         ]
-        ledger.lock_stations(betting)
+        # So is a decision's that stakes more (a double, a split, insurance), its credits read
+        # once for the batch (payouts/ledger.py ``lock_credits``): all in one lock, by id.
+        staking = [s for s, message, _at in messages if s.pk in valid and _stakes(message)]
+        ledger.lock_stations(betting + staking)
+        ledger.lock_credits(staking)
         writer.expect_bets(station.pk for station in betting)  # their slips read together
         answered = _answered(messages)
         new: dict[tuple[int, str], dict[str, Any]] = {}  # the stored replies' rows
@@ -188,6 +192,14 @@ def handle_batch(messages: list[Received]) -> list[dict[str, Any]]:
         # then this whole transaction is undone, and the resend is answered from its reply.
         insert_values(StationCommand, new.values())
     return replies
+
+
+# The decisions that take money from the credits as they are made.
+_STAKING = frozenset([Action.DOUBLE, Action.DOUBLE_HALF, Action.SPLIT, Action.INSURE])
+
+
+def _stakes(message: dict[str, Any]) -> bool:
+    return message.get("type") == "decide" and message.get("action") in _STAKING
 
 
 def _round_mark(table_id: int) -> tuple[int, str, int] | None:

@@ -11,7 +11,7 @@ from decimal import Decimal
 
 import pytest
 from django.apps import apps as django_apps
-from django.db import connection
+from django.db import connection, transaction
 from django.db.models import F, Sum
 from django.test.utils import CaptureQueriesContext
 
@@ -126,6 +126,29 @@ def test_when_each_stations_money_last_moved_is_one_query(tables):
         stations[2].pk: None,  # no entry yet
     }
     assert ledger.last_entries_at([]) == {}
+
+
+def test_credits_read_under_the_lock_are_read_once_until_the_transaction_adds_to_them(tables):
+    s1 = Station.objects.create(table=tables[0], name="s1")
+    s2 = Station.objects.create(table=tables[0], name="s2")
+    cash_in(s1, "90.00", key="in")
+    cash_in(s2, "40.00", key="in")
+    with transaction.atomic():
+        assert ledger.lock_credits([s1, s2]) == {s1.pk: D("90.00"), s2.pk: D("40.00")}
+        with CaptureQueriesContext(connection) as again:
+            assert ledger.lock_credits([s2]) == {s2.pk: D("40.00")}
+        assert len(again) == 0  # locked and read already
+        cash_in(s1, "5.00", key="more")  # this transaction adds: what was read is forgotten
+        assert ledger.lock_credits([s1]) == {s1.pk: D("95.00")}
+        try:
+            with transaction.atomic():
+                cash_in(s2, "1.00", key="undone")
+                assert ledger.lock_credits([s2]) == {s2.pk: D("41.00")}
+                raise RuntimeError("undo the savepoint")
+        except RuntimeError:
+            pass
+        assert ledger.lock_credits([s1, s2]) == {s1.pk: D("95.00"), s2.pk: D("40.00")}
+    assert ledger.check() == []
 
 
 def test_credits_changed_behind_the_ledgers_back_are_named(tables):

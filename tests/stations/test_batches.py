@@ -13,10 +13,12 @@ import pytest
 from channels.db import database_sync_to_async
 from channels.layers import get_channel_layer
 from django.db import connection
+from django.db.models import Sum
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from payouts import ledger
+from payouts.models import LedgerEntry
 from rounds import writer
 from rounds.models import RoundEvent
 from stations import batches, commands
@@ -347,3 +349,51 @@ def test_a_late_bet_in_a_batch_closes_bets_on_the_bets_before_it(table):
     assert list(round.bets.values_list("station__name", "stake")) == [("s00", Decimal("10.00"))]
     credits = {s.name: ledger.balance(s) for s in (s00, s01)}
     assert credits == {"s00": Decimal("90.00"), "s01": Decimal("100.00")}
+
+
+def _decisions(stations: list[Station], action: str, client_id: str) -> list[Any]:
+    """One batch, each station deciding ``action``: the replies and the statements run."""
+    now = timezone.now()
+    message = {"type": "decide", "action": action, "client_id": client_id}
+    with CaptureQueriesContext(connection) as captured:
+        replies = batches.write(asyncio.run(_bets([(s, message, now) for s in stations])))
+    return [replies, [q["sql"] for q in captured.captured_queries]]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_batch_of_doubles_posts_its_stakes_together(table):
+    """A double stakes more as it is made: a batch's doubles have their stations locked and
+    their credits read once, and their entries wait to be written together with its events,
+    one insert, linked in the ledger's chain in their order. Credits to the cent, the chain
+    whole, the kept credits the entries' sum; a refused double writes nothing."""
+    deal_to_the_first_decision(table)  # everyone bet 10.00 of 100.00: 16 against a 9
+    # As a joined socket holds its station: the table and its jurisdiction read once.
+    joined = Station.objects.filter(table=table).select_related("table__jurisdiction")
+    stations = list(joined.order_by("name"))
+    few, many = stations[:2], stations[2:8]
+    (few_replies, few_sql), (many_replies, many_sql) = (
+        _decisions(few, "double", "d1"),
+        _decisions(many, "double", "d2"),
+    )
+    assert [r["ok"] for r in few_replies + many_replies] == [True] * 8
+    # Before, each double locked its station, read its credits, moved the chain's head,
+    # inserted its entries and added to its credits: five statements a double.
+    assert len(many_sql) == len(few_sql)
+    for sql in (few_sql, many_sql):
+        assert sum(s.startswith('INSERT INTO "payouts_ledgerentry"') for s in sql) == 1
+    # The station that doubled already asks for a card now: its second double is refused
+    # and writes nothing; s08's, in the same batch, is written.
+    again, _sql = _decisions([stations[0], stations[8]], "double", "d3")
+    assert again[0]["error"]["code"] == "not_your_turn", again[0]
+    assert again[1]["ok"], again[1]
+    for station in stations:
+        doubled = station in stations[:9]
+        assert ledger.balance(station) == Decimal("80.00" if doubled else "90.00")
+        stakes = LedgerEntry.objects.filter(station=station, kind=LedgerEntry.Kind.STAKE)
+        assert sorted(stakes.values_list("amount", flat=True)) == (
+            [Decimal("-10.00"), Decimal("-10.00")] if doubled else [Decimal("-10.00")]
+        )
+        assert ledger.balances([station.pk])[station.pk] == ledger.money(
+            LedgerEntry.objects.filter(station=station).aggregate(total=Sum("amount"))["total"]
+        )
+    assert ledger.check() == []  # every chain whole, every kept credit its entries' sum
