@@ -199,7 +199,8 @@ _STAKING = frozenset([Action.DOUBLE, Action.DOUBLE_HALF, Action.SPLIT, Action.IN
 
 
 def _stakes(message: dict[str, Any]) -> bool:
-    return message.get("type") == "decide" and message.get("action") in _STAKING
+    action = message.get("action")  # not checked yet: any JSON value
+    return message.get("type") == "decide" and isinstance(action, str) and action in _STAKING
 
 
 def _round_mark(table_id: int) -> tuple[int, str, int] | None:

@@ -8,6 +8,7 @@ fuzzer counts its cases in ``CASES`` (printed at the end of the run: docs/reliab
 
 from __future__ import annotations
 
+import asyncio
 import itertools
 import json
 import os
@@ -17,6 +18,7 @@ from decimal import Decimal
 from pathlib import Path
 
 from channels.db import database_sync_to_async
+from channels.layers import channel_layers
 from channels.testing import WebsocketCommunicator
 from django.contrib.auth.models import User
 from django.db.models import Sum
@@ -186,7 +188,22 @@ def effective_client_id(kind: str, payload) -> str | None:
 # -- sockets ---------------------------------------------------------------------------------
 
 
+_LAYER_LOOP: list[asyncio.AbstractEventLoop | None] = [None]
+
+
+def a_layer_for_this_loop() -> None:
+    """Each hypothesis case runs on an event loop of its own, and channels_redis binds a
+    layer's receive lock (one for all the process's sockets) to the loop that first waited on
+    it: a case's first socket gets a fresh layer, as each async test does (tests/conftest.py),
+    so that a receive an earlier case left pending cannot hold a lock of a stopped loop."""
+    loop = asyncio.get_running_loop()
+    if _LAYER_LOOP[0] is not loop:
+        channel_layers.backends.clear()
+        _LAYER_LOOP[0] = loop
+
+
 async def connect(path: str, headers=ORIGIN) -> WebsocketCommunicator:
+    a_layer_for_this_loop()
     communicator = WebsocketCommunicator(application, path, headers=headers)
     connected, _ = await communicator.connect()
     assert connected, path

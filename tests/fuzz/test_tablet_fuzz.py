@@ -38,6 +38,7 @@ from tests.fuzz.support import (
     IDS,
     ORIGIN,
     TABLET_CODES,
+    a_layer_for_this_loop,
     db,
     effective_client_id,
     ledger_balances,
@@ -71,6 +72,7 @@ async def open_tablet(table) -> Tablet:
     """A tablet socket of its own for each case (the event loop stops between hypothesis's
     cases, which a long-lived socket on the Redis layer would not survive)."""
     headers = await db(session_headers)("dealer")
+    a_layer_for_this_loop()
     ws = Tablet(application, f"/ws/tables/{table.pk}/croupier/", headers=headers)
     assert (await ws.connect())[0]
     assert (await ws.receive_json_from())["type"] == "state"

@@ -269,6 +269,28 @@ def test_a_client_id_of_any_json_type_is_refused_alone_in_its_batch(table):
     assert list(StationCommand.objects.values_list("client_id", flat=True)) == ["c"]
 
 
+@pytest.mark.django_db(transaction=True)
+def test_an_action_of_any_json_type_is_refused_alone_in_its_batch(table):
+    """A decision's action that is not a string (a list, an object: unhashable) is refused
+    (``bad_message``), and the rest of its batch, a double among it, is written."""
+    deal_to_the_first_decision(table)
+    s00, s01, s02 = Station.objects.select_related("table").filter(table=table).order_by("name")[:3]
+    now = timezone.now()
+    sent = [
+        (s00, {"type": "decide", "action": [], "client_id": "a"}, now),
+        (s01, {"type": "decide", "action": {"double": 1}, "client_id": "b"}, now),
+        (s02, {"type": "decide", "action": "double", "client_id": "c"}, now),
+    ]
+    results = batches.write(asyncio.run(_bets(sent)))
+    assert [r["ok"] if isinstance(r, dict) else r for r in results] == [False, False, True]
+    assert [r["error"]["code"] for r in results[:2]] == ["bad_message", "bad_message"]
+    assert [ledger.balance(s) for s in (s00, s01, s02)] == [
+        Decimal("90.00"),
+        Decimal("90.00"),
+        Decimal("80.00"),
+    ]
+
+
 async def _bets(sent: list[tuple[Station, dict, datetime]]) -> list[batches.Message]:
     """Batch messages of any kind, each with its own receipt time."""
     return [batches.Message(s, content, at) for s, content, at in sent]
