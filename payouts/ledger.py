@@ -196,8 +196,7 @@ def lock_credits(stations: Iterable[Station | int]) -> dict[int, Decimal]:
     known = _credits_read()
     missing = [station_id for station_id in ids if station_id not in known]
     if missing:
-        kept = dict(_KEPT_CREDITS.list(ids=missing))
-        read = {station_id: kept.get(station_id, 0) for station_id in missing}
+        read = _kept_cents(missing)
         transaction.on_commit(_CreditsRead(read))
         known |= read
     waiting = _waiting_cents()
@@ -332,11 +331,11 @@ def _post(
     if wait and connection.in_atomic_block:
         if entries:
             transaction.on_commit(_WaitingEntries(entries, counted))
-        return len(entries) // 2
-    # The chain takes entries in their order, and a batch writes those waiting before any
-    # message but a decision or a bet (rounds/writer.py ``flush``): none may wait here.
-    assert not _waiting(), "entries posted at once while a batch's entries wait"
-    _write(entries, counted)
+    else:
+        # The chain takes entries in their order, and a batch writes those waiting before
+        # any message but a decision or a bet (rounds/writer.py ``flush``): none may wait.
+        assert not _waiting(), "entries posted at once while a batch's entries wait"
+        _write(entries, counted)
     return len(entries) // 2
 
 
@@ -381,12 +380,15 @@ def write_waiting() -> None:
 
 def _waiting_cents() -> Counter[int]:
     """What the entries waiting to be written add to each station's credits, in cents."""
+    return _station_cents(entry for posted in _waiting() for entry in posted.entries or ())
+
+
+def _station_cents(entries: Iterable[LedgerEntry]) -> Counter[int]:
+    """What station entries add to their stations' credits, in cents, by station id."""
     added: Counter[int] = Counter()
-    for posted in _waiting():
-        assert posted.entries is not None
-        for entry in posted.entries:
-            if entry.station_id is not None:
-                added[entry.station_id] += meters.cents(entry.amount)
+    for entry in entries:
+        if entry.station_id is not None:
+            added[entry.station_id] += meters.cents(entry.amount)
     return added
 
 
@@ -403,10 +405,7 @@ def _add_credits(entries: Iterable[LedgerEntry]) -> None:
     one upsert for all, stations by id (the lock order). An addition, not a value read and
     written back: two transactions writing entries of one station (a void at the table it
     left, a bet at its new one) each add their own."""
-    added: Counter[int] = Counter()
-    for entry in entries:
-        if entry.station_id is not None:
-            added[entry.station_id] += meters.cents(entry.amount)
+    added = _station_cents(entries)
     rows = [([station_id], {"cents": cents}) for station_id, cents in sorted(added.items())]
     meters.add_counts(StationCredits, ["station_id"], ["cents"], rows)
     # The credits read before are no longer what the rows hold (kept even if a savepoint
@@ -796,12 +795,15 @@ def balances(station_ids: Iterable[int]) -> dict[int, Decimal]:
     ids = list(dict.fromkeys(station_ids))
     if not ids:
         return {}
-    kept = dict(_KEPT_CREDITS.list(ids=ids))
+    kept = _kept_cents(ids)
     waiting = _waiting_cents() if connection.in_atomic_block else Counter()
-    return {
-        station_id: meters.money(kept.get(station_id, 0) + waiting[station_id])
-        for station_id in ids
-    }
+    return {station_id: meters.money(kept[station_id] + waiting[station_id]) for station_id in ids}
+
+
+def _kept_cents(ids: list[int]) -> dict[int, int]:
+    """The stations' ``StationCredits`` rows, in cents, by station id (no row: 0)."""
+    kept = dict(_KEPT_CREDITS.list(ids=ids))
+    return {station_id: kept.get(station_id, 0) for station_id in ids}
 
 
 _COLUMNS = {

@@ -160,12 +160,12 @@ def stations_disputes(
     if not disputes_allowed(table):
         return {station.pk: None for station in stations}
     window = table.jurisdiction.dispute_window_seconds
-    shown_in_play = shown is not None and shown.phase in IN_PLAY
+    in_play = shown if shown is not None and shown.phase in IN_PLAY else None
     disputes: dict[int, Any] = {}
     settled: list[int] = []  # stations whose button names their last settled round
     for station in stations:
-        if shown is not None and shown_in_play and station.pk in with_bets:
-            disputes[station.pk] = _button(shown) if cards else None  # from the first card on
+        if in_play is not None and station.pk in with_bets:
+            disputes[station.pk] = _button(in_play) if cards else None  # from the first card on
         elif window:
             settled.append(station.pk)
         else:
