@@ -1,7 +1,8 @@
 """What a station message costs on the database thread: a table of N stations, every station's
 bet and then every station's decision written in batches (``stations.batches.write``, as the
 server writes a burst), timed per batch, with the queries of one batch counted and, with
-``--profile bet|decision|both``, the functions that take the time.
+``--profile bet|decision|both|settle``, the functions that take the time (``settle``: the
+last decision batch only, the one that settles the round).
 
     .venv/bin/python bench/batch_cost.py --stations 200
     DATABASE_URL=postgres://postgres@127.0.0.1:5432/tablehub_bench \
@@ -63,11 +64,14 @@ class _Statements:
 
 
 def timed_batches(
-    messages: list[tuple[Any, dict[str, Any]]], size: int, profile: cProfile.Profile | None
+    messages: list[tuple[Any, dict[str, Any]]],
+    size: int,
+    profile: cProfile.Profile | None,
+    last_only: bool = False,
 ) -> tuple[list[tuple[float, float]], int, list[dict[str, Any]]]:
     """Write ``messages`` in batches of ``size``: the seconds of each message, elapsed and of
     this thread's CPU (its batch's shared out), the statements of the first full batch, and
-    the replies."""
+    the replies. ``profile`` profiles every batch, or the last alone (``last_only``)."""
     from django.db import connection
     from django.utils import timezone
 
@@ -77,17 +81,18 @@ def timed_batches(
     replies: list[dict[str, Any]] = []
     queries = 0
     for start in range(0, len(messages), size):
+        profiled = profile if not last_only or start + size >= len(messages) else None
         chunk = [batches.Message.__new__(batches.Message) for _ in messages[start : start + size]]
         for message, (station, content) in zip(chunk, messages[start : start + size], strict=True):
             message.station, message.content, message.received_at = station, content, timezone.now()
         statements = _Statements()
         with connection.execute_wrapper(statements):
             began, cpu = time.perf_counter(), time.thread_time()
-            if profile is not None:
-                profile.enable()
+            if profiled is not None:
+                profiled.enable()
             results = batches.write(chunk)
-            if profile is not None:
-                profile.disable()
+            if profiled is not None:
+                profiled.disable()
             took, cpu = time.perf_counter() - began, time.thread_time() - cpu
         if start == 0:
             queries = statements.count
@@ -125,8 +130,9 @@ def main() -> None:
     )
     parser.add_argument(
         "--profile",
-        choices=["bet", "decision", "both"],
-        help="print the top functions of the bets, the decisions or both",
+        choices=["bet", "decision", "both", "settle"],
+        help="print the top functions of the bets, the decisions, both, or the batch that "
+        "settles the round (with --batch N-1, the settlement alone)",
     )
     options = parser.parse_args()
     environment()
@@ -140,7 +146,7 @@ def main() -> None:
 
     profile = cProfile.Profile() if options.profile else None
     bet_profile = profile if options.profile in ("bet", "both") else None
-    decision_profile = profile if options.profile in ("decision", "both") else None
+    decision_profile = profile if options.profile in ("decision", "both", "settle") else None
     database = os.environ["DATABASE_URL"].split(":", 1)[0]
     history = f", {options.history} entries of history each" if options.history else ""
     history += ", every player protection on" if options.protection else ""
@@ -176,7 +182,9 @@ def main() -> None:
             (stations[name], {"type": "decide", "client_id": "d", "action": options.action})
             for name in names
         ]
-        seconds, queries, replies = timed_batches(decisions, options.batch, decision_profile)
+        seconds, queries, replies = timed_batches(
+            decisions, options.batch, decision_profile, last_only=options.profile == "settle"
+        )
         assert all(r["ok"] for r in replies), [r for r in replies if not r["ok"]][:3]
         report("decision", seconds, queries, options.batch, least)
         if options.action != "stand":

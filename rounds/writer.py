@@ -363,6 +363,13 @@ def bets_on_boxes(round: Round, boxes: Iterable[int]) -> list[Bet]:
     return found + [bet for bets in known.values() for bet in bets if bet.box in boxes]
 
 
+def closes_the_step(table_id: int, station: str) -> bool:
+    """Inside a batch: whether the table's open round waits for ``station`` alone, so that
+    its answer would close the step (stations/batches.py writes it in a batch of its own)."""
+    round = _HELD.round if _HELD.table_id == table_id else None
+    return round is not None and read(round.pk, lambda engine: engine.waits_only_for(station))
+
+
 def _held(round_id: int) -> Round | None:
     held = _HELD.round
     return held if held is not None and held.pk == round_id else None

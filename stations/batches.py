@@ -10,7 +10,10 @@ the batch commits once, and only then are the replies returned and, right after 
 table's events sent (what its commit said, in one message: tablehub/broadcast.py). The
 replies go first: a batch that ends a round tells every station its settlement, and its own
 messages' answers need not wait behind that (docs/protocol.md lets a reply come before or
-after the events its command caused). If the batch fails as a whole (the
+after the events its command caused). A decision that closes its step starts the next batch
+(``handle_batch``): the batch before it commits and answers first, so that its messages do
+not wait for the settlement or the prompts that closing the step writes. If the batch fails
+as a whole (the
 database, not a refused message), each message is handled again on its own, so that one
 failure costs no other message its answer.
 """
@@ -55,22 +58,28 @@ class Message:
 
 
 def write(batch: list[Message]) -> list[dict[str, Any] | BaseException]:
-    """Handle a batch in one transaction; each message's reply (or the exception it raised,
-    when it had to be handled alone). What its commit said is sent before it returns."""
+    """Handle a batch in one transaction (two or more when a decision closes its step); each
+    message's reply (or the exception it raised, when it had to be handled alone). What the
+    commits said is sent before it returns."""
+    results: list[dict[str, Any] | BaseException] = []
     with broadcast.one_send_per_commit():
-        return _write(batch)
+        while len(results) < len(batch):
+            results += _write(batch[len(results) :])
+    return results
 
 
 def write_keeping_news(
     batch: list[Message],
 ) -> tuple[list[dict[str, Any] | BaseException], broadcast.Said]:
-    """``write``, but what the commit said is returned beside the replies, for the loop to
+    """``write``'s first transaction: the replies of the batch's first messages, all of them
+    unless a decision closed its step, and what the commit said beside them, for the loop to
     send once it has answered (``broadcast.send_said``)."""
     with broadcast.said_together() as said:
         return _write(batch), said
 
 
 def _write(batch: list[Message]) -> list[dict[str, Any] | BaseException]:
+    """The replies of the batch's first messages, at least one (``handle_batch``)."""
     try:
         return list(handle_batch([(m.station, m.content, m.received_at) for m in batch]))
     except Exception:
@@ -116,7 +125,6 @@ class TableBatch:
             self.waiting.sort(key=lambda message: message.received_at)
             size = min(MAX_BATCH, max(SMALL_BATCH, len(self.waiting) // 2))
             batch, self.waiting = self.waiting[:size], self.waiting[size:]
-            self.sizes = (self.sizes + [len(batch)])[-100:]
             said: broadcast.Said = {}
             try:
                 results, said = await database_sync_to_async(write_keeping_news)(batch)
@@ -126,6 +134,9 @@ class TableBatch:
                 raise
             except Exception as exc:  # the database thread itself failed
                 results = [exc] * len(batch)
+            # A decision that closed its step and the messages after it: the next batch.
+            batch, self.waiting = batch[: len(results)], batch[len(results) :] + self.waiting
+            self.sizes = (self.sizes + [len(batch)])[-100:]
             for message, result in zip(batch, results, strict=True):
                 if message.reply.done():
                     continue

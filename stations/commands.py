@@ -102,7 +102,13 @@ def handle_batch(messages: list[Received]) -> list[dict[str, Any]]:
     the table's open round (stations/batches.py): each message's reply as if it were alone.
     A message resent with a client_id already answered, in an earlier transaction or earlier
     in this one, gets the stored reply again and is not applied twice. Anything but a
-    refusal (EngineError) fails the whole transaction: nothing of it is written."""
+    refusal (EngineError) fails the whole transaction: nothing of it is written.
+
+    A decision that would close its step (the round waits for its station alone), when it is
+    not the batch's first message, is left with the messages after it for the next batch:
+    the replies are those of the messages before it, fewer than the messages. So the answers
+    before it are committed and sent without waiting for what closing the step writes (the
+    dealer's turn, every box's settlement, the next step's prompts)."""
     table_ids = {station.table_id for station, _message, _at in messages}
     assert len(table_ids) == 1, "one table's messages"
     replies: list[dict[str, Any]] = []
@@ -158,6 +164,8 @@ def handle_batch(messages: list[Received]) -> list[dict[str, Any]]:
                 replies.append(_stored(station, client_id, answered[key]))
                 continue
             kind = message.get("type")
+            if replies and kind == "decide" and writer.closes_the_step(table_id, station.name):
+                break
             if kind != "decide" and kind not in BETS:
                 # A decision's event and a bet's slip wait to be written with the batch's
                 # others; anything else may read the log, the round's row or the bets, so it

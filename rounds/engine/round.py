@@ -369,6 +369,11 @@ class Round:
         decision of a burst: not the list, which is as long as the table)."""
         return bool(self._pending)
 
+    def waits_only_for(self, station: str) -> bool:
+        """Whether ``station`` is the one station the table still waits for: its answer may
+        close the step (and go on to the next step, the dealer's turn, the settlement)."""
+        return len(self._pending) == 1 and station in self._pending
+
     @property
     def awaiting_bonus(self) -> list[tuple[str, int, Multipliers]]:
         """In For 6 hard sixes that need their multipliers assigned: (station, box, multipliers)."""

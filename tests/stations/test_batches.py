@@ -20,6 +20,7 @@ from django.utils import timezone
 from payouts import ledger
 from payouts.models import LedgerEntry
 from rounds import writer
+from rounds.engine import CardDrawn, parse_card
 from rounds.models import RoundEvent
 from stations import batches, commands
 from stations.models import Station, StationCommand
@@ -419,3 +420,85 @@ def test_a_batch_of_doubles_posts_its_stakes_together(table):
             LedgerEntry.objects.filter(station=station).aggregate(total=Sum("amount"))["total"]
         )
     assert ledger.check() == []  # every chain whole, every kept credit its entries' sum
+
+
+def _deal_everyone_twenty_against_seventeen(table) -> Any:
+    """Every station bets 10.00 of its 100.00 on box 1 (common draw): a 20 against a dealer
+    9 with an 8 in the hole, all asked; the dealer stands on 17 once they have answered."""
+    round = writer.open_round(table)
+    for station in table.stations.order_by("name"):
+        commands.place_bets(station, [(1, "main", Decimal("10"))])
+    writer.close_bets(round.pk)
+    for card in "TS 9D TH 8C".split():
+        writer.record(round.pk, CardDrawn(parse_card(card)))
+    return round
+
+
+def _public_events(said: broadcast.Said, table) -> list[str]:
+    frames = said.get(table.pk, [])
+    return [
+        json.loads(text)["event"]["type"] for audience, _to, text in frames if audience == PUBLIC
+    ]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_decision_that_closes_its_step_starts_the_next_batch(table):
+    """The answer the round waits for alone closes the step, here the whole round: the
+    dealer stands and every box is settled. The messages before it in its batch are
+    committed and answered first, without the settlement; it and the messages after it
+    are the next batch, which settles. Credits to the cent at each commit."""
+    round = _deal_everyone_twenty_against_seventeen(table)
+    joined = Station.objects.filter(table=table).select_related("table__jurisdiction")
+    stations = list(joined.order_by("name"))
+    stand = {"type": "decide", "action": "stand", "client_id": "s"}
+    now = timezone.now()
+    sent = [(s, stand, now) for s in stations] + [
+        (stations[0], {"type": "state", "client_id": "after"}, now)
+    ]
+    messages = asyncio.run(_bets(sent))
+
+    first, said = batches.write_keeping_news(messages)
+    assert [(r["ok"], r["client_id"]) for r in first] == [(True, "s")] * (STATIONS - 1)
+    assert [r["state"]["round"]["phase"] for r in first] == ["play"] * (STATIONS - 1)
+    round.refresh_from_db()
+    assert (round.phase, round.settled_at) == ("play", None)
+    decided = RoundEvent.objects.filter(round=round, kind="decision")
+    assert sorted(decided.values_list("payload__station", flat=True)) == [
+        f"s{n:02d}" for n in range(STATIONS - 1)
+    ]
+    assert {ledger.balance(s) for s in stations} == {Decimal("90.00")}  # the stakes only
+    assert "round_over" not in _public_events(said, table)
+
+    rest, said = batches.write_keeping_news(messages[STATIONS - 1 :])
+    assert [(r["ok"], r["client_id"]) for r in rest] == [(True, "s"), (True, "after")]
+    round.refresh_from_db()
+    assert round.phase == "settled" and round.settled_at is not None
+    assert "round_over" in _public_events(said, table)
+    assert {ledger.balance(s) for s in stations} == {Decimal("110.00")}  # 20 beats 17: 1 to 1
+
+
+@pytest.mark.django_db(transaction=True)
+async def test_a_tables_batch_answers_before_the_decision_that_closes_the_step(table):
+    """Through the table's batch, as the server writes: twelve stands that reach the table
+    together are two transactions, the first eleven answered by the first, the last (the
+    round waits for it alone) settling the round in the second; every reply is ``ok``."""
+    await database_sync_to_async(_deal_everyone_twenty_against_seventeen)(table)
+    stations = await database_sync_to_async(
+        lambda: list(
+            Station.objects.filter(table=table)
+            .select_related("table__jurisdiction")
+            .order_by("name")
+        )
+    )()
+    batch = batches.table_batch(table.pk)
+    written_before = len(batch.sizes)
+    stand = {"type": "decide", "action": "stand", "client_id": "s"}
+    now = timezone.now()
+    replies = await asyncio.gather(
+        *(batch.submit(batches.Message(s, stand, now)) for s in stations)
+    )
+    assert [r["ok"] for r in replies] == [True] * STATIONS
+    assert batch.sizes[written_before:] == [STATIONS - 1, 1]
+    assert [r["state"]["round"]["phase"] for r in replies] == ["play"] * (STATIONS - 1) + [
+        "settled"
+    ]
