@@ -12,6 +12,8 @@ the order the deal goes in (seat 1, the dealer's left, first; the hole card only
 
 from __future__ import annotations
 
+import threading
+from collections import OrderedDict
 from typing import Any
 
 from django.utils import timezone
@@ -130,8 +132,57 @@ def awaiting(round: dict[str, Any] | None) -> str:
     return round["view"]["awaiting"]
 
 
+class _EndedStates:
+    """The tablet states of rounds that are over, kept (read only) by what can change them.
+
+    A settled or void round changes only by a record appended to its log (a dispute, its
+    resolution, a correction, a discard), which moves its ``last_seq``, or by a halt, which
+    moves its ``step_key``. While the next round's bets are open the tablet shows it beside
+    them, and asks for its state 120 ms after each change of bets (tablet.js): at 1000
+    stations a replay of it cost 50 ms of the database thread's CPU each time
+    (docs/benchmarks.md)."""
+
+    KEPT = 8  # rounds: the last of a few tables
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._states: OrderedDict[tuple[Any, ...], dict[str, Any]] = OrderedDict()
+
+    def get(self, key: tuple[Any, ...]) -> dict[str, Any] | None:
+        with self._lock:
+            state = self._states.get(key)
+            if state is not None:
+                self._states.move_to_end(key)
+            return state
+
+    def put(self, key: tuple[Any, ...], state: dict[str, Any]) -> None:
+        with self._lock:
+            self._states[key] = state
+            while len(self._states) > self.KEPT:
+                self._states.popitem(last=False)
+
+
+_ENDED_STATES = _EndedStates()
+
+
 def round_state(round: Round, table: Table) -> dict[str, Any]:
+    """The tablet's view of one round (read only: a round that is over may be a kept one)."""
     round.table = table  # (its jurisdiction: the dispute window)
+    if round.phase not in ENDED:
+        return _round_state(round, table)
+    until = disputes.window_end(round)
+    # Its creation time too: a round's id is never used again in one database, but tests
+    # roll theirs back and use it again.
+    key = (round.pk, round.created_at, round.last_seq, round.phase, round.step_key)
+    key += (round.settled_at, until, table.boxes)
+    state = _ENDED_STATES.get(key)
+    if state is None:
+        state = _round_state(round, table)
+        _ENDED_STATES.put(key, state)
+    return state
+
+
+def _round_state(round: Round, table: Table) -> dict[str, Any]:
     state: dict[str, Any] = {
         "id": round.pk,
         "number": round.number,
@@ -152,10 +203,10 @@ def round_state(round: Round, table: Table) -> dict[str, Any]:
     state["dispute_until"] = until.isoformat() if until else None
     engine, cards = replay(round, state)
     if engine is None:  # betting (or cancelled before bets closed): the bets so far
-        bets = round.bets.select_related("station").order_by("station__name", "box")
-        names = sorted({b.station.name for b in bets})
+        bets = round.bets.values_list("station__name", "box")
+        names = sorted({name for name, _box in bets})
         state["stations"] = [{"station": n, "done": False, "hands": 0} for n in names]
-        state["boxes_bet"] = sorted({b.box for b in bets})
+        state["boxes_bet"] = sorted({box for _name, box in bets})
         state |= {"stations_playing": len(names), "stations_done": 0}
         state |= {"hands": 0, "hands_finished": 0}
         return state

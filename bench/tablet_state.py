@@ -1,0 +1,94 @@
+"""What the croupier tablet's state costs the database thread at a table of N stations, at
+each moment of a round: bets open (every station has bet), dealt, all but one stood,
+settled, and the next round's bets open (the tablet shows the last round beside them).
+The tablet asks for its state 120 ms after each change it is told of (tablet.js), so while
+stations bet it may ask several times a second.
+
+    .venv/bin/python bench/tablet_state.py --stations 1000
+    DATABASE_URL=postgres://postgres@127.0.0.1:5432/tablehub_bench \\
+        .venv/bin/python bench/tablet_state.py --stations 1000
+
+Each figure is the least CPU of this thread over ``--asks`` asks at that moment (where the
+state of a round that is over is kept, the first ask builds it and the others find it).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from bench.batch_cost import environment  # noqa: E402 (the path above first)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--stations", type=int, default=1000)
+    parser.add_argument("--asks", type=int, default=3)
+    options = parser.parse_args()
+    environment()
+    import django
+
+    django.setup()
+    from django.utils import timezone
+
+    from bench.fanout import DEAL, new_round, set_up_table
+    from croupier.tablet_state import croupier_state
+    from rounds import writer
+    from rounds.engine import CardDrawn, parse_card
+    from stations import batches
+    from stations.models import Station
+    from tablehub.models import Table
+
+    table_id, names = set_up_table(options.stations)
+    joined = Station.objects.filter(table_id=table_id).select_related("table__jurisdiction")
+    stations = {s.name: s for s in joined}
+    table = Table.objects.get(pk=table_id)
+
+    def write(sent: list[tuple[str, dict[str, Any]]]) -> None:
+        async def build() -> list[batches.Message]:
+            now = timezone.now()
+            return [batches.Message(stations[name], content, now) for name, content in sent]
+
+        messages = asyncio.run(build())
+        for start in range(0, len(messages), 256):
+            assert all(r["ok"] for r in batches.write(messages[start : start + 256]))
+
+    def asked(moment: str) -> None:
+        least = float("inf")
+        for _ in range(options.asks):
+            cpu = time.thread_time()
+            croupier_state(table)
+            least = min(least, time.thread_time() - cpu)
+        print(f"  {moment}: {least * 1000:.1f} ms")
+
+    print(f"{options.stations} stations, the tablet's state, CPU of this thread an ask")
+
+    def bet(client_id: str) -> dict[str, Any]:
+        return {"type": "place", "client_id": client_id, "box": 1, "amount": "10"}
+
+    round_id = new_round(table_id)
+    write([(name, bet("b")) for name in names])
+    asked("bets open, every station has bet")
+    writer.close_bets(round_id)
+    for card in DEAL:
+        writer.record(round_id, CardDrawn(parse_card(card)))
+    asked("dealt, every station asked")
+    stand = {"type": "decide", "client_id": "d", "action": "stand"}
+    write([(name, stand) for name in names[:-1]])
+    asked("all but one stood")
+    write([(names[-1], stand)])
+    asked("settled")
+    new_round(table_id)
+    asked("the next round's bets open, none yet (the last round beside them)")
+    write([(name, bet("b2")) for name in names])
+    asked("the next round's bets open, every station has bet")
+
+
+if __name__ == "__main__":
+    main()
