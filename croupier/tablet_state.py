@@ -14,14 +14,17 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
+from functools import partial
 from typing import Any
 
+from django.db import transaction
 from django.utils import timezone
 
 from rounds import disputes, voids, writer
+from rounds.engine import EngineError
 from rounds.engine import Round as Engine
 from rounds.models import ENDED, IN_PLAY, Round, RoundEvent
-from rounds.replay import Step
+from rounds.replay import Step, catch_up
 from rounds.replay import replay as replay_round
 from stations.seats import is_seat_mode, seats_of
 from tablehub import fair_shoe
@@ -161,6 +164,10 @@ class _EndedStates:
             while len(self._states) > self.KEPT:
                 self._states.popitem(last=False)
 
+    def clear(self) -> None:
+        with self._lock:
+            self._states.clear()
+
 
 _ENDED_STATES = _EndedStates()
 
@@ -178,7 +185,7 @@ def round_state(round: Round, table: Table) -> dict[str, Any]:
     state = _ENDED_STATES.get(key)
     if state is None:
         state = _round_state(round, table)
-        _ENDED_STATES.put(key, state)
+        transaction.on_commit(partial(_ENDED_STATES.put, key, state))  # as ``replayed``
     return state
 
 
@@ -236,23 +243,25 @@ def _round_state(round: Round, table: Table) -> dict[str, Any]:
     return state
 
 
-def replay(
-    round: Round, state: dict[str, Any] | None = None
-) -> tuple[Engine | None, list[dict[str, Any]]]:
-    """The round's engine replayed from its RoundEvent rows (with its corrections), and each
-    card scanned with where it went, read from the engine's public notices (the hole card:
-    face down, no card, until the reveal names it; a corrected card: ``corrected_from`` the
-    card first logged; a card taken out of play: ``to`` ``out``). (None, []) before bets
-    close. With ``state``, also fills in its disputes and discarded cards."""
-    rows = list(round.events.order_by("seq"))
-    if state is not None:
-        _records(rows, state)
-    cards: list[dict[str, Any]] = []
-    hole: dict[str, Any] = {}
-    hole_was: list[str | None] = [None]
+class _Replay:
+    """A round replayed for the tablet up to its event ``seq``: the engine (None before bets
+    close), every card scanned with where it went, and the records (disputes, discarded
+    cards). Brought up to date with the events that follow (``replayed``)."""
 
-    def observe(step: Step) -> None:
-        row = step.row
+    def __init__(self, created_at: Any) -> None:
+        self.created_at = created_at  # which round of that id (tests use ids again)
+        self.seq = 0
+        self.engine: Engine | None = None
+        self.cards: list[dict[str, Any]] = []
+        self.hole: dict[str, Any] = {}  # the hole card's entry, once dealt
+        self.hole_was: str | None = None  # the hole card first logged, when corrected
+        self.disputes: list[dict[str, Any]] = []
+        self.by_seq: dict[int, dict[str, Any]] = {}  # the disputes by their seq
+        self.discarded: list[dict[str, Any]] = []
+
+    def observe(self, step: Step) -> None:
+        """An input as the replay applied it: the cards its public notices name."""
+        row, cards, hole = step.row, self.cards, self.hole
         if step.out_of_play:  # an exposed card, taken out of play by a correction
             cards.append(
                 {
@@ -274,44 +283,134 @@ def replay(
                 if entry["to"] == "hole":
                     hole.clear()
                     hole["entry"] = entry
-                    hole_was[0] = step.corrected_from
+                    self.hole_was = step.corrected_from
                 elif step.corrected_from is not None:
                     entry["corrected_from"] = step.corrected_from
             elif notice.message["type"] == "hole_card" and hole:
                 hole["entry"] |= {"card": notice.message["card"], "label": "hole (shown)"}
-                if hole_was[0] is not None:  # shown only once the hole card is
-                    hole["entry"]["corrected_from"] = hole_was[0]
+                if self.hole_was is not None:  # shown only once the hole card is
+                    hole["entry"]["corrected_from"] = self.hole_was
 
-    engine = replay_round(round, rows, observe=observe)
-    return engine, cards
-
-
-def _records(rows: list[RoundEvent], state: dict[str, Any]) -> None:
-    """The round's disputes (each with its resolution) and discarded cards, for the tablet."""
-    by_seq: dict[int, dict[str, Any]] = {}
-    for row in rows:
-        if row.kind == RoundEvent.Kind.DISPUTE:
-            entry = disputes.describe(row) | {"resolved": None}
-            by_seq[row.seq] = entry
-            state["disputes"].append(entry)
-        elif row.kind == RoundEvent.Kind.DISPUTE_RESOLVED and row.payload.get("dispute") in by_seq:
-            by_seq[row.payload["dispute"]]["resolved"] = {
-                "seq": row.seq,
-                "at": row.created_at.isoformat(),
-                "resolution": row.payload.get("resolution"),
-                "by": row.payload.get("by"),
-            }
-        elif row.kind == RoundEvent.Kind.DISCARD:
-            state["discarded"].append(
-                {
+    def record(self, rows: list[RoundEvent]) -> None:
+        """The round's disputes (each with its resolution) and discarded cards among rows."""
+        for row in rows:
+            if row.kind == RoundEvent.Kind.DISPUTE:
+                entry = disputes.describe(row) | {"resolved": None}
+                self.by_seq[row.seq] = entry
+                self.disputes.append(entry)
+            elif (
+                row.kind == RoundEvent.Kind.DISPUTE_RESOLVED
+                and row.payload.get("dispute") in self.by_seq
+            ):
+                self.by_seq[row.payload["dispute"]]["resolved"] = {
                     "seq": row.seq,
-                    "card": row.payload.get("card"),
-                    "reason": row.payload.get("reason"),
-                    "by": row.payload.get("by"),
                     "at": row.created_at.isoformat(),
+                    "resolution": row.payload.get("resolution"),
+                    "by": row.payload.get("by"),
                 }
-            )
-    state["dispute"] = next((d for d in state["disputes"] if d["resolved"] is None), None)
+            elif row.kind == RoundEvent.Kind.DISCARD:
+                self.discarded.append(
+                    {
+                        "seq": row.seq,
+                        "card": row.payload.get("card"),
+                        "reason": row.payload.get("reason"),
+                        "by": row.payload.get("by"),
+                        "at": row.created_at.isoformat(),
+                    }
+                )
+
+    def fill(self, state: dict[str, Any]) -> list[dict[str, Any]]:
+        """Put the records into ``state`` and return the cards: copies, since this replay
+        goes on changing its own (a hole card shown, a dispute resolved)."""
+        state["disputes"] = [d | {"resolved": _copy(d["resolved"])} for d in self.disputes]
+        state["dispute"] = next((d for d in state["disputes"] if d["resolved"] is None), None)
+        state["discarded"] = [dict(d) for d in self.discarded]
+        return [dict(card) for card in self.cards]
+
+
+def _copy(value: dict[str, Any] | None) -> dict[str, Any] | None:
+    return None if value is None else dict(value)
+
+
+class _Replays:
+    """This process's tablet replays of rounds in play, the last few, each brought up to
+    date with the events that follow it instead of replayed whole: the tablet asks for its
+    state after each public event (a card, a step), and at 1000 stations a whole replay of
+    a round in play cost 23 to 74 ms of the database thread (docs/benchmarks.md)."""
+
+    KEPT = 8  # rounds: the tables in play of this process
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._replays: OrderedDict[int, _Replay] = OrderedDict()
+
+    def take(self, round_id: int) -> _Replay | None:
+        with self._lock:
+            return self._replays.pop(round_id, None)
+
+    def put(self, round_id: int, replay: _Replay) -> None:
+        with self._lock:
+            self._replays[round_id] = replay
+            while len(self._replays) > self.KEPT:
+                self._replays.popitem(last=False)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._replays.clear()
+
+
+_REPLAYS = _Replays()
+
+
+def forget_kept_states() -> None:
+    """Drop every round's kept tablet replay and state (as a fresh process has none)."""
+    _REPLAYS.clear()
+    _ENDED_STATES.clear()
+
+
+def replayed(round: Round) -> _Replay:
+    """The round's tablet replay as of its events now: the one kept, brought up to date with
+    the events since (none if it is), or the whole log replayed (none kept, or a correction
+    among the new events: it changes cards already applied)."""
+    kept = _REPLAYS.take(round.pk)
+    if kept is not None and kept.created_at != round.created_at:
+        kept = None  # another round of the same id (tests roll theirs back)
+    if kept is not None:
+        assert kept.engine is not None  # only those are kept
+        rows = list(round.events.filter(seq__gt=kept.seq).order_by("seq"))
+        try:
+            if rows and not catch_up(kept.engine, rows, observe=kept.observe):
+                kept = None  # a correction: replayed whole below
+        except EngineError:  # the log refuses what this engine was told: replay it whole
+            kept = None
+        if kept is not None:
+            kept.record(rows)
+            kept.seq = rows[-1].seq if rows else kept.seq
+    if kept is None:
+        kept = _Replay(round.created_at)
+        rows = list(round.events.order_by("seq"))
+        kept.record(rows)
+        kept.engine = replay_round(round, rows, observe=kept.observe)
+        kept.seq = rows[-1].seq if rows else 0
+    if kept.engine is not None:  # before bets close there is nothing to catch up
+        # Kept once what it read is committed (at once outside a transaction): a rolled
+        # back transaction's events must not stay in it.
+        transaction.on_commit(partial(_REPLAYS.put, round.pk, kept))
+    return kept
+
+
+def replay(
+    round: Round, state: dict[str, Any] | None = None
+) -> tuple[Engine | None, list[dict[str, Any]]]:
+    """The round's engine replayed from its RoundEvent rows (with its corrections), and each
+    card scanned with where it went, read from the engine's public notices (the hole card:
+    face down, no card, until the reveal names it; a corrected card: ``corrected_from`` the
+    card first logged; a card taken out of play: ``to`` ``out``). (None, []) before bets
+    close. With ``state``, also fills in its disputes and discarded cards. The engine is
+    this process's tablet replay (``replayed``): read it, do not change it."""
+    kept = replayed(round)
+    cards = kept.fill(state) if state is not None else [dict(card) for card in kept.cards]
+    return kept.engine, cards
 
 
 def _card_entry(message: dict[str, Any], n: int) -> dict[str, Any] | None:

@@ -100,18 +100,19 @@ def replay(
     return engine
 
 
-def catch_up(engine: Engine, rows: list[RoundEvent]) -> bool:
+def catch_up(engine: Engine, rows: list[RoundEvent], observe: Observer | None = None) -> bool:
     """Bring ``engine``, the round's engine after its events before ``rows``, up to the end
     of ``rows``, the events that follow them (another server process wrote them), as the
     whole replay would: True when done. False when one of ``rows`` is a correction, which
     changes cards already applied: then ``engine`` is left as it was, and only the whole log
     replayed gives the round's engine. A refused input raises, as in ``replay``: the
-    engine may then be half-way, and must be dropped."""
+    engine may then be half-way, and must be dropped. ``observe`` sees each input applied,
+    as in ``replay``."""
     if any(row.kind == RoundEvent.Kind.CORRECTION for row in rows):
         return False
     # No correction among them: an earlier one names only cards before them, so none of
     # these inputs is corrected.
-    _apply_rows(engine, rows, {}, None, None)
+    _apply_rows(engine, rows, {}, observe, None)
     return True
 
 

@@ -18,7 +18,8 @@ from stations.models import Station
 from stations.services import cash_in
 from tablehub.models import Jurisdiction, Table, TableConfig
 
-pytestmark = pytest.mark.django_db
+# Transactions of their own: what the tablet keeps is kept once what it read is committed.
+pytestmark = pytest.mark.django_db(transaction=True)
 
 
 @pytest.fixture
