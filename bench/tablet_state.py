@@ -63,7 +63,8 @@ def main() -> None:
 
         messages = asyncio.run(build())
         for start in range(0, len(messages), 256):
-            assert all(r["ok"] for r in batches.write(messages[start : start + 256]))
+            replies = batches.write(messages[start : start + 256])
+            assert all(isinstance(r, dict) and r["ok"] for r in replies)
 
     def asked(moment: str) -> None:
         took = []

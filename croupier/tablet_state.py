@@ -180,8 +180,8 @@ def round_state(round: Round, table: Table) -> dict[str, Any]:
     until = disputes.window_end(round)
     # Its creation time too: a round's id is never used again in one database, but tests
     # roll theirs back and use it again.
-    key = (round.pk, round.created_at, round.last_seq, round.phase, round.step_key)
-    key += (round.settled_at, until, table.boxes)
+    key: tuple[Any, ...] = (round.pk, round.created_at, round.last_seq, round.phase)
+    key += (round.step_key, round.settled_at, until, table.boxes)
     state = _ENDED_STATES.get(key)
     if state is None:
         state = _round_state(round, table)
