@@ -14,8 +14,9 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
+from collections.abc import Hashable
 from functools import partial
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 from django.db import transaction
 from django.utils import timezone
@@ -135,41 +136,50 @@ def awaiting(round: dict[str, Any] | None) -> str:
     return round["view"]["awaiting"]
 
 
-class _EndedStates:
-    """The tablet states of rounds that are over, kept (read only) by what can change them.
+K = TypeVar("K", bound=Hashable)
+V = TypeVar("V")
 
-    A settled or void round changes only by a record appended to its log (a dispute, its
-    resolution, a correction, a discard), which moves its ``last_seq``, or by a halt, which
-    moves its ``step_key``. While the next round's bets are open the tablet shows it beside
-    them, and asks for its state 120 ms after each change of bets (tablet.js): at 1000
-    stations a replay of it cost 50 ms of the database thread's CPU each time
-    (docs/benchmarks.md)."""
 
-    KEPT = 8  # rounds: the last of a few tables
+class _Kept(Generic[K, V]):
+    """What this process keeps for the tablet, the last ``size`` entries used, shared by the
+    threads that build states."""
 
-    def __init__(self) -> None:
+    def __init__(self, size: int) -> None:
+        self._size = size
         self._lock = threading.Lock()
-        self._states: OrderedDict[tuple[Any, ...], dict[str, Any]] = OrderedDict()
+        self._entries: OrderedDict[K, V] = OrderedDict()
 
-    def get(self, key: tuple[Any, ...]) -> dict[str, Any] | None:
+    def get(self, key: K) -> V | None:
         with self._lock:
-            state = self._states.get(key)
-            if state is not None:
-                self._states.move_to_end(key)
-            return state
+            value = self._entries.get(key)
+            if value is not None:
+                self._entries.move_to_end(key)
+            return value
 
-    def put(self, key: tuple[Any, ...], state: dict[str, Any]) -> None:
+    def take(self, key: K) -> V | None:
+        """The entry, no longer kept: its taker changes it, and puts it back."""
         with self._lock:
-            self._states[key] = state
-            while len(self._states) > self.KEPT:
-                self._states.popitem(last=False)
+            return self._entries.pop(key, None)
+
+    def put(self, key: K, value: V) -> None:
+        with self._lock:
+            self._entries[key] = value
+            self._entries.move_to_end(key)
+            while len(self._entries) > self._size:
+                self._entries.popitem(last=False)
 
     def clear(self) -> None:
         with self._lock:
-            self._states.clear()
+            self._entries.clear()
 
 
-_ENDED_STATES = _EndedStates()
+# The tablet states of rounds that are over, by what can change them. A settled or void
+# round changes only by a record appended to its log (a dispute, its resolution, a
+# correction, a discard), which moves its ``last_seq``, or by a halt, which moves its
+# ``step_key``. While the next round's bets are open the tablet shows it beside them and
+# asks for its state 120 ms after each change of bets (tablet.js): at 1000 stations a replay
+# of it cost 64 to 108 ms of the database thread each time (docs/benchmarks.md).
+_ENDED_STATES: _Kept[tuple[Any, ...], dict[str, Any]] = _Kept(8)
 
 
 def round_state(round: Round, table: Table) -> dict[str, Any]:
@@ -332,34 +342,11 @@ def _copy(value: dict[str, Any] | None) -> dict[str, Any] | None:
     return None if value is None else dict(value)
 
 
-class _Replays:
-    """This process's tablet replays of rounds in play, the last few, each brought up to
-    date with the events that follow it instead of replayed whole: the tablet asks for its
-    state after each public event (a card, a step), and at 1000 stations a whole replay of
-    a round in play cost 23 to 74 ms of the database thread (docs/benchmarks.md)."""
-
-    KEPT = 8  # rounds: the tables in play of this process
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._replays: OrderedDict[int, _Replay] = OrderedDict()
-
-    def take(self, round_id: int) -> _Replay | None:
-        with self._lock:
-            return self._replays.pop(round_id, None)
-
-    def put(self, round_id: int, replay: _Replay) -> None:
-        with self._lock:
-            self._replays[round_id] = replay
-            while len(self._replays) > self.KEPT:
-                self._replays.popitem(last=False)
-
-    def clear(self) -> None:
-        with self._lock:
-            self._replays.clear()
-
-
-_REPLAYS = _Replays()
+# This process's tablet replays of rounds in play, each brought up to date with the events
+# that follow it instead of replayed whole (``replayed``): the tablet asks for its state
+# after each public event (a card, a step), and at 1000 stations a whole replay of a round
+# in play cost 33 to 71 ms of the database thread (docs/benchmarks.md).
+_REPLAYS: _Kept[int, _Replay] = _Kept(8)
 
 
 def forget_kept_states() -> None:
