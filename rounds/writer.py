@@ -365,9 +365,18 @@ def bets_on_boxes(round: Round, boxes: Iterable[int]) -> list[Bet]:
 
 def closes_the_step(table_id: int, station: str) -> bool:
     """Inside a batch: whether the table's open round waits for ``station`` alone, so that
-    its answer would close the step (stations/batches.py writes it in a batch of its own)."""
+    its answer would close the step (stations/batches.py writes it in a batch of its own).
+    False while no question can be open (bets open, the deal, a halt): the answer is then
+    refused, and asking its engine must not fail the batch (there is none to replay)."""
     round = _HELD.round if _HELD.table_id == table_id else None
-    return round is not None and read(round.pk, lambda engine: engine.waits_only_for(station))
+    if round is None or round.phase in (Round.Phase.BETTING, Round.Phase.DEAL):
+        return False
+    if not round.step_key or is_halted(round):
+        return False
+    try:
+        return read(round.pk, lambda engine: engine.waits_only_for(station))
+    except EngineError:  # a log the engine refuses: the answer itself will say so
+        return False
 
 
 def _held(round_id: int) -> Round | None:

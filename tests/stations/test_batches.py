@@ -502,3 +502,25 @@ async def test_a_tables_batch_answers_before_the_decision_that_closes_the_step(t
     assert [r["state"]["round"]["phase"] for r in replies] == ["play"] * (STATIONS - 1) + [
         "settled"
     ]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_decision_while_bets_are_open_is_refused_alone_in_its_batch(table, caplog):
+    """A decision sent while bets are open (no question is open) is refused with
+    ``not_your_turn``, and the bets around it are written in the same transaction: asking
+    whether it closes a step must not fail the batch."""
+    round = writer.open_round(table)
+    s00, s01 = Station.objects.select_related("table").filter(table=table).order_by("name")[:2]
+    now = timezone.now()
+    sent = [
+        (s00, _place("a", "10.00"), now),
+        (s01, {"type": "decide", "action": "stand", "client_id": "b"}, now),
+        (s01, _place("c", "20.00"), now),
+    ]
+    with caplog.at_level("WARNING", logger="tablehub.stations"):
+        results = batches.write(asyncio.run(_bets(sent)))
+    assert [r["ok"] for r in results] == [True, False, True]
+    assert results[1]["error"]["code"] == "not_your_turn"
+    assert "failed" not in caplog.text  # one transaction, not each message alone
+    bets = round.bets.order_by("station__name").values_list("station__name", "stake")
+    assert list(bets) == [("s00", Decimal("10.00")), ("s01", Decimal("20.00"))]
