@@ -14,7 +14,8 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from collections.abc import Hashable
+from collections.abc import Hashable, Iterator
+from contextlib import contextmanager
 from functools import partial
 from typing import Any, Generic, TypeVar
 
@@ -218,15 +219,25 @@ def _round_state(round: Round, table: Table) -> dict[str, Any]:
     }
     until = disputes.window_end(round)
     state["dispute_until"] = until.isoformat() if until else None
-    engine, cards = replay(round, state)
-    if engine is None:  # betting (or cancelled before bets closed): the bets so far
-        bets = round.bets.values_list("station__name", "box")
-        names = sorted({name for name, _box in bets})
-        state["stations"] = [{"station": n, "done": False, "hands": 0} for n in names]
-        state["boxes_bet"] = sorted({box for _name, box in bets})
-        state |= {"stations_playing": len(names), "stations_done": 0}
-        state |= {"hands": 0, "hands_finished": 0}
-        return state
+    with replayed(round) as kept:
+        cards = kept.fill(state)
+        if kept.engine is not None:
+            _fill_from(kept.engine, cards, round, state)
+            return state
+    # Betting (or cancelled before bets closed): the bets so far.
+    bets = round.bets.values_list("station__name", "box")
+    names = sorted({name for name, _box in bets})
+    state["stations"] = [{"station": n, "done": False, "hands": 0} for n in names]
+    state["boxes_bet"] = sorted({box for _name, box in bets})
+    state |= {"stations_playing": len(names), "stations_done": 0}
+    state |= {"hands": 0, "hands_finished": 0}
+    return state
+
+
+def _fill_from(
+    engine: Engine, cards: list[dict[str, Any]], round: Round, state: dict[str, Any]
+) -> None:
+    """The round's part of ``state`` that its engine and its cards give."""
     view = engine.public_view()
     if round.phase == Round.Phase.VOID:
         view["awaiting"] = "open bets"
@@ -250,7 +261,6 @@ def _round_state(round: Round, table: Table) -> dict[str, Any]:
     state["hands_finished"] = sum(s["hands_finished"] for s in state["stations"])
     if engine.settled:
         state["dealer"] = engine.dealer_outcome()
-    return state
 
 
 class _Replay:
@@ -355,10 +365,14 @@ def forget_kept_states() -> None:
     _ENDED_STATES.clear()
 
 
-def replayed(round: Round) -> _Replay:
-    """The round's tablet replay as of its events now: the one kept, brought up to date with
-    the events since (none if it is), or the whole log replayed (none kept, or a correction
-    among the new events: it changes cards already applied)."""
+@contextmanager
+def replayed(round: Round) -> Iterator[_Replay]:
+    """The round's tablet replay as of its events now, its engine to be read, not changed:
+    the one kept, brought up to date with the events since (none if it is), or the whole
+    log replayed (none kept, or a correction among the new events: it changes cards already
+    applied). Its engine is None before bets close. The caller has it alone; it is kept
+    again once the caller is done and what it read is committed (at once outside a
+    transaction): a rolled back transaction's events must not stay in it."""
     kept = _REPLAYS.take(round.pk)
     if kept is not None and kept.created_at != round.created_at:
         kept = None  # another round of the same id (tests roll theirs back)
@@ -379,25 +393,9 @@ def replayed(round: Round) -> _Replay:
         kept.record(rows)
         kept.engine = replay_round(round, rows, observe=kept.observe)
         kept.seq = rows[-1].seq if rows else 0
+    yield kept
     if kept.engine is not None:  # before bets close there is nothing to catch up
-        # Kept once what it read is committed (at once outside a transaction): a rolled
-        # back transaction's events must not stay in it.
         transaction.on_commit(partial(_REPLAYS.put, round.pk, kept))
-    return kept
-
-
-def replay(
-    round: Round, state: dict[str, Any] | None = None
-) -> tuple[Engine | None, list[dict[str, Any]]]:
-    """The round's engine replayed from its RoundEvent rows (with its corrections), and each
-    card scanned with where it went, read from the engine's public notices (the hole card:
-    face down, no card, until the reveal names it; a corrected card: ``corrected_from`` the
-    card first logged; a card taken out of play: ``to`` ``out``). (None, []) before bets
-    close. With ``state``, also fills in its disputes and discarded cards. The engine is
-    this process's tablet replay (``replayed``): read it, do not change it."""
-    kept = replayed(round)
-    cards = kept.fill(state) if state is not None else [dict(card) for card in kept.cards]
-    return kept.engine, cards
 
 
 def _card_entry(message: dict[str, Any], n: int) -> dict[str, Any] | None:

@@ -3,7 +3,8 @@
 Every reader of a round's state goes through ``replay``: the round writer when its cached
 engine is not current (another process wrote, or after a restart), game recall, a
 supervisor's correction (which replays the round with the corrected cards before it writes
-anything), the croupier tablet's state and crash recovery. A caller that wants more than the
+anything), the croupier tablet's state (whose replay each process keeps and brings up to
+date with ``catch_up``, as the writer does its engine) and crash recovery. A caller that wants more than the
 engine (every card with where it went, the hands each decision left) passes ``observe``,
 which sees each input as it is applied, with the notices it caused.
 
