@@ -4,9 +4,9 @@ Every reader of a round's state goes through ``replay``: the round writer when i
 engine is not current (another process wrote, or after a restart), game recall, a
 supervisor's correction (which replays the round with the corrected cards before it writes
 anything), the croupier tablet's state (whose replay each process keeps and brings up to
-date with ``catch_up``, as the writer does its engine) and crash recovery. A caller that wants more than the
-engine (every card with where it went, the hands each decision left) passes ``observe``,
-which sees each input as it is applied, with the notices it caused.
+date with ``catch_up``, as the writer does its engine) and crash recovery. A caller that
+wants more than the engine (every card with where it went, the hands each decision left)
+passes ``observe``, which sees each input as it is applied, with the notices it caused.
 
 Corrections are applied here and nowhere else: a ``correction`` record names card events by
 their seq and gives the right card (or none: taken out of play), and the replay plays the
