@@ -297,6 +297,9 @@ def _post(
     entries: list[LedgerEntry] = []
     counted: list[tuple[int, int, str, Decimal]] = []
     at = timezone.now()
+    # The entries name their station and round by id: an object set through a foreign key
+    # is checked and cached per row, a fifth of the entries' cost at 1000 stations.
+    round_id = round.pk if round is not None else None
     for station, kind, amount, key in movements:
         if not amount:
             continue
@@ -310,8 +313,8 @@ def _post(
             )
         entries += [
             LedgerEntry(
-                station=station,
-                round=round,
+                station_id=station.pk,
+                round_id=round_id,
                 kind=kind,
                 amount=amount,
                 key=text,
@@ -319,8 +322,8 @@ def _post(
                 created_at=at,
             ),
             LedgerEntry(
-                station=None,
-                round=round,
+                station_id=None,
+                round_id=round_id,
                 kind=kind,
                 amount=-amount,
                 key=text + other_side(kind),
