@@ -298,7 +298,7 @@ def _post(
     counted: list[tuple[int, int, str, Decimal]] = []
     at = timezone.now()
     # The entries name their station and round by id: an object set through a foreign key
-    # is checked and cached per row, a fifth of the entries' cost at 1000 stations.
+    # is checked and cached per row.
     round_id = round.pk if round is not None else None
     for station, kind, amount, key in movements:
         if not amount:
