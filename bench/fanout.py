@@ -69,7 +69,8 @@ import sys
 import tempfile
 import time
 from collections import Counter
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -732,7 +733,7 @@ async def measure(
     bet = {"type": "place", "client_id": "b", "box": 1, "amount": "10"}
     cpu = cpu_seconds(server_pids)
     tablet_asked()
-    async with spied(options, f"bets-{n}", server_pids):
+    async with spied(options, f"bets-{n}", server_pids), timed_window(result, "bet burst"):
         result["bets"] = await burst(stations, bet, slow)
     result["bets_cpu"] = cpu_line(cpu, cpu_seconds(server_pids), n) + tablet_asked()
     await asyncio.sleep(1.0)  # the bets' events have reached every station: a quiet client
@@ -779,7 +780,10 @@ async def measure(
     decide = {"type": "decide", "client_id": "d", "action": "stand"}
     cpu = cpu_seconds(server_pids)
     tablet_asked()
-    async with spied(options, f"decisions-{n}", server_pids):
+    async with (
+        spied(options, f"decisions-{n}", server_pids),
+        timed_window(result, "decision burst"),
+    ):
         result["decisions"] = await burst(stations, decide, slow)
     result["decisions_cpu"] = cpu_line(cpu, cpu_seconds(server_pids), n) + tablet_asked()
     phase = await sync_to_async(wait_until_ended)(round_id, slow)
@@ -972,9 +976,23 @@ def watch_loop_callbacks(log: Any) -> None:
     asyncio.events.Handle._run = timed  # type: ignore[method-assign,assignment]
 
 
-def gc_report(log_path: Path, deadline: float | None) -> list[str]:
-    """The server's logged collections: how many of generation 2 and the longest, and those
-    that overlapped the second before the deadline (or the half second after it)."""
+@asynccontextmanager
+async def timed_window(result: dict[str, Any], name: str) -> AsyncIterator[None]:
+    """Note in ``result["windows"]`` the wall-clock times a burst began and ended, for the
+    report of the server's collections and stalls during it (``gc_report``)."""
+    began = time.time()
+    try:
+        yield
+    finally:
+        result.setdefault("windows", {})[name] = (began, time.time())
+
+
+def gc_report(
+    log_path: Path, deadline: float | None, windows: dict[str, tuple[float, float]]
+) -> list[str]:
+    """The server's logged collections: how many of generation 2 and the longest, those
+    that overlapped the second before the deadline (or the half second after it), and the
+    collections and slow loop callbacks during each burst of ``windows``."""
     rows, slow = [], []
     for line in log_path.read_text().splitlines():
         end, kind, took, *what = line.split()
@@ -1002,6 +1020,23 @@ def gc_report(log_path: Path, deadline: float | None) -> list[str]:
             f"    {took * 1000:.0f} ms from {(end - took - deadline) * 1000:+.0f} ms: {what}"
             for end, took, what in slow
             if end >= deadline - 1.0 and end - took <= deadline + 0.5
+        )
+    for name, (began, ended) in windows.items():
+        during = [
+            f"gen{generation} {took * 1000:.0f} ms at +{(end - took - began) * 1000:.0f} ms"
+            for end, generation, took in rows
+            if end >= began and end - took <= ended
+        ]
+        stalls = [
+            f"{took * 1000:.0f} ms at +{(end - took - began) * 1000:.0f} ms ({what})"
+            for end, took, what in slow
+            if end >= began and end - took <= ended
+        ]
+        lines.append(
+            f"  during the {name} ({(ended - began) * 1000:.0f} ms): collections "
+            + ("; ".join(during) if during else "none")
+            + f"; loop callbacks of {SLOW_CALLBACK * 1000:.0f} ms or more: "
+            + ("; ".join(stalls) if stalls else "none")
         )
     return lines
 
@@ -1079,7 +1114,7 @@ def run(n: int, options: Options, env: dict[str, str], timers: str) -> None:
         for line in result["deadline"] + result["lags"]:
             print(f"    {line}")
     if options.gc_log:
-        for line in gc_report(gc_log, result.get("deadline_at")):
+        for line in gc_report(gc_log, result.get("deadline_at"), result.get("windows", {})):
             print(f"  {line}")
     print(f"  ({time.monotonic() - started:.0f} s for this N)", flush=True)
 
