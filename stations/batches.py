@@ -36,13 +36,25 @@ from tablehub import broadcast
 
 log = logging.getLogger("tablehub.stations")
 
-# How many of the messages waiting one transaction writes: half of them, so that a burst's
-# first replies go out while the rest is written, but at least SMALL_BATCH and at most
-# MAX_BATCH. A batch has a cost of its own (its reads, inserts and commit), shared by its
-# messages: at 1000 stations batches of 256 gave the bet burst's p99 17 % lower than
-# batches of 32 (docs/benchmarks.md).
+# How the messages waiting are cut into transactions (``cut``): up to SMALL_BATCH are one
+# batch; more are cut into equal batches of at most MAX_BATCH, at least two, so that a
+# burst's first replies go out while the rest is written. A batch has a cost of its own
+# (its reads, inserts and commit; 5 to 15 ms on PostgreSQL while the event loop reads the
+# burst), shared by its messages, and a burst's last reply waits for every batch before it:
+# the fewest batches that still answer the first half early (docs/benchmarks.md).
 SMALL_BATCH = 32
 MAX_BATCH = 256
+
+
+def cut(waiting: int) -> list[int]:
+    """The sizes of the batches ``waiting`` messages are written in, in order: one batch of
+    up to SMALL_BATCH; else the fewest equal batches of at most MAX_BATCH, at least two
+    (199: 100 and 99; 999: 250, 250, 250 and 249)."""
+    if waiting <= SMALL_BATCH:
+        return [waiting]
+    parts = max(2, -(-waiting // MAX_BATCH))
+    size, larger = divmod(waiting, parts)
+    return [size + 1] * larger + [size] * (parts - larger)
 
 
 def _loop() -> asyncio.AbstractEventLoop:
@@ -111,6 +123,9 @@ class TableBatch:
         self.waiting: list[Message] = []
         self.writing: asyncio.Task | None = None
         self.sizes: list[int] = []  # the last batches' sizes (for the benchmarks)
+        # The sizes of the batches still to be written of the messages that were waiting
+        # when the last cut was made (``cut``); messages that came since wait for them.
+        self.planned: list[int] = []
 
     async def submit(self, message: Message) -> dict[str, Any]:
         self.waiting.append(message)
@@ -123,7 +138,9 @@ class TableBatch:
             # Receipt order: a message may join later than one stamped after it (its
             # receipt's registration in Redis is awaited first).
             self.waiting.sort(key=lambda message: message.received_at)
-            size = min(MAX_BATCH, max(SMALL_BATCH, len(self.waiting) // 2))
+            if not self.planned:
+                self.planned = cut(len(self.waiting))
+            size = self.planned.pop(0)
             batch, self.waiting = self.waiting[:size], self.waiting[size:]
             said: broadcast.Said = {}
             try:
@@ -135,7 +152,10 @@ class TableBatch:
             except Exception as exc:  # the database thread itself failed
                 results = [exc] * len(batch)
             # A decision that closed its step and the messages after it: the next batch.
-            batch, self.waiting = batch[: len(results)], batch[len(results) :] + self.waiting
+            put_back = batch[len(results) :]
+            batch, self.waiting = batch[: len(results)], put_back + self.waiting
+            if put_back:
+                self.planned.insert(0, len(put_back))
             self.sizes = (self.sizes + [len(batch)])[-100:]
             for message, result in zip(batch, results, strict=True):
                 if message.reply.done():

@@ -524,3 +524,59 @@ def test_a_decision_while_bets_are_open_is_refused_alone_in_its_batch(table, cap
     assert "failed" not in caplog.text  # one transaction, not each message alone
     bets = round.bets.order_by("station__name").values_list("station__name", "stake")
     assert list(bets) == [("s00", Decimal("10.00")), ("s01", Decimal("20.00"))]
+
+
+@pytest.mark.parametrize(
+    ("waiting", "sizes"),
+    [
+        (1, [1]),
+        (32, [32]),  # SMALL_BATCH: one transaction
+        (33, [17, 16]),
+        (199, [100, 99]),  # half answered by the first commit, the rest by one more
+        (512, [256, 256]),
+        (513, [171, 171, 171]),
+        (999, [250, 250, 250, 249]),  # the fewest batches of at most MAX_BATCH
+    ],
+)
+def test_waiting_messages_are_cut_into_the_fewest_equal_batches_at_least_two(waiting, sizes):
+    assert batches.cut(waiting) == sizes
+
+
+@pytest.mark.django_db(transaction=True)
+async def test_a_burst_is_written_in_the_batches_cut_when_it_arrived(table):
+    """Forty bets that reach the table together are two transactions of twenty, not halves
+    of what is left each time (20, 10, 5...): each batch costs its reads and its commit,
+    and the last reply waits for every batch before it. Every bet is written, each reply
+    as its commit left the station's bets."""
+    await database_sync_to_async(writer.open_round)(table)
+    stations = await database_sync_to_async(
+        lambda: list(Station.objects.filter(table=table).select_related("table").order_by("name"))
+    )()
+    batch = batches.table_batch(table.pk)
+    written_before = len(batch.sizes)
+    now = timezone.now()
+    sent = [
+        batches.Message(
+            stations[n % STATIONS], _place(f"p{n}", "1.00"), now + timedelta(microseconds=n)
+        )
+        for n in range(40)
+    ]
+    replies = await asyncio.gather(*(batch.submit(message) for message in sent))
+    assert batch.sizes[written_before:] == [20, 20]
+    assert [r["ok"] for r in replies] == [True] * 40
+    # Message n is station n % 12's. A reply is the state its commit left: after the first,
+    # s00 to s07 have bet twice and s08 to s11 once; after the second, s00 to s03 four times
+    # and the others three.
+    stakes = [r["state"]["bets"][0]["stake"] for r in replies]
+    first = {f"s{n:02d}": "2.00" if n < 8 else "1.00" for n in range(STATIONS)}
+    last = {f"s{n:02d}": "4.00" if n < 4 else "3.00" for n in range(STATIONS)}
+    assert stakes[:20] == [first[stations[n % STATIONS].name] for n in range(20)]
+    assert stakes[20:] == [last[stations[n % STATIONS].name] for n in range(20, 40)]
+    written = await database_sync_to_async(
+        lambda: dict(
+            Station.objects.filter(table=table)
+            .annotate(staked=Sum("bet__stake"))
+            .values_list("name", "staked")
+        )
+    )()
+    assert written == {f"s{n:02d}": Decimal("4.00" if n < 4 else "3.00") for n in range(STATIONS)}
