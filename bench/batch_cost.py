@@ -32,6 +32,8 @@ import statistics
 import sys
 import tempfile
 import time
+from collections.abc import Iterable
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -46,6 +48,38 @@ def environment() -> None:
     if "DATABASE_URL" not in os.environ:
         workdir = Path(tempfile.mkdtemp(prefix="tablehub-batch-"))
         os.environ["DATABASE_URL"] = f"sqlite:///{workdir / 'bench.sqlite3'}"
+
+
+def joined_stations(table_id: int) -> dict[str, Any]:
+    """The table's stations by name, each as a joined socket holds it: its table and its
+    jurisdiction read once."""
+    from stations.models import Station  # the models once Django is set up (``main``)
+
+    joined = Station.objects.filter(table_id=table_id).select_related("table__jurisdiction")
+    return {station.name: station for station in joined}
+
+
+def batch_messages(sent: Iterable[tuple[Any, dict[str, Any], datetime]]) -> list[Any]:
+    """Batch messages (station, message, receipt time) made outside an event loop: a
+    ``Message`` makes its reply's future on the running loop, and none is awaited here."""
+    from stations.batches import Message  # once Django is set up (``main``)
+
+    made = []
+    for station, content, received_at in sent:
+        message = Message.__new__(Message)
+        message.station, message.content, message.received_at = station, content, received_at
+        made.append(message)
+    return made
+
+
+def write_all(sent: list[Any], size: int = 256) -> None:
+    """Write batch messages as the server writes a burst, ``size`` a transaction; every one
+    must be answered ``ok``."""
+    from stations import batches  # once Django is set up (``main``)
+
+    for start in range(0, len(sent), size):
+        replies = batches.write(sent[start : start + size])
+        assert all(isinstance(r, dict) and r["ok"] for r in replies), replies
 
 
 class _Statements:
@@ -82,9 +116,8 @@ def timed_batches(
     queries = 0
     for start in range(0, len(messages), size):
         profiled = profile if not last_only or start + size >= len(messages) else None
-        chunk = [batches.Message.__new__(batches.Message) for _ in messages[start : start + size]]
-        for message, (station, content) in zip(chunk, messages[start : start + size], strict=True):
-            message.station, message.content, message.received_at = station, content, timezone.now()
+        sent = messages[start : start + size]
+        chunk = batch_messages((station, content, timezone.now()) for station, content in sent)
         statements = _Statements()
         with connection.execute_wrapper(statements):
             began, cpu = time.perf_counter(), time.thread_time()
@@ -142,7 +175,6 @@ def main() -> None:
     from bench.fanout import DEAL, new_round, set_up_table
     from rounds import writer
     from rounds.engine import CardDrawn, parse_card
-    from stations.models import Station
 
     profile = cProfile.Profile() if options.profile else None
     bet_profile = profile if options.profile in ("bet", "both") else None
@@ -161,9 +193,7 @@ def main() -> None:
         # interrupt.
         import tablehub.asgi  # noqa: F401
 
-        # As a joined socket holds its station: the table and its jurisdiction read once.
-        joined = Station.objects.filter(table_id=table_id).select_related("table__jurisdiction")
-        stations = {s.name: s for s in joined}
+        stations = joined_stations(table_id)
         round_id = new_round(table_id)
 
         bets = [

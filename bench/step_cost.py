@@ -15,7 +15,6 @@ is mostly the server's work); ``--runs`` repeats on a table of its own each time
 from __future__ import annotations
 
 import argparse
-import asyncio
 import sys
 import time
 from collections.abc import Callable
@@ -24,7 +23,12 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench.batch_cost import environment  # noqa: E402 (the path above first)
+from bench.batch_cost import (  # noqa: E402 (the path above first)
+    batch_messages,
+    environment,
+    joined_stations,
+    write_all,
+)
 
 
 def timed(what: str, step: Callable[[], Any]) -> None:
@@ -56,26 +60,16 @@ def one_run(count: int) -> None:
     from rounds import writer
     from rounds.engine import CardDrawn, parse_card
     from rounds.models import Round
-    from stations import batches
-    from stations.models import Station
 
     table_id, names = set_up_table(count)
     # The server's process settings (garbage collections), as bench/batch_cost.py.
     import tablehub.asgi  # noqa: F401
 
-    joined = Station.objects.filter(table_id=table_id).select_related("table__jurisdiction")
-    stations = {s.name: s for s in joined}
+    stations = joined_stations(table_id)
     round_id = new_round(table_id)
-
-    async def bets() -> list[batches.Message]:
-        now = timezone.now()
-        bet = {"type": "place", "client_id": "b", "box": 1, "amount": "10"}
-        return [batches.Message(stations[name], bet, now) for name in names]
-
-    placed = asyncio.run(bets())
-    for start in range(0, len(placed), 256):
-        replies = batches.write(placed[start : start + 256])
-        assert all(isinstance(r, dict) and r["ok"] for r in replies)
+    now = timezone.now()
+    bet = {"type": "place", "client_id": "b", "box": 1, "amount": "10"}
+    write_all(batch_messages((stations[name], bet, now) for name in names))
     timed("closing bets", lambda: writer.close_bets(round_id))
     for card in DEAL[:-1]:
         writer.record(round_id, CardDrawn(parse_card(card)))

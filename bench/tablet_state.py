@@ -16,7 +16,6 @@ next ``--asks`` - 1 (nothing new to read).
 from __future__ import annotations
 
 import argparse
-import asyncio
 import sys
 import time
 from pathlib import Path
@@ -24,7 +23,12 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench.batch_cost import environment  # noqa: E402 (the path above first)
+from bench.batch_cost import (  # noqa: E402 (the path above first)
+    batch_messages,
+    environment,
+    joined_stations,
+    write_all,
+)
 
 
 def main() -> None:
@@ -42,8 +46,6 @@ def main() -> None:
     from croupier.tablet_state import croupier_state
     from rounds import writer
     from rounds.engine import CardDrawn, parse_card
-    from stations import batches
-    from stations.models import Station
     from tablehub.models import Table
 
     table_id, names = set_up_table(options.stations)
@@ -52,19 +54,12 @@ def main() -> None:
     # benchmark's own objects lands in an ask now and then.
     import tablehub.asgi  # noqa: F401
 
-    joined = Station.objects.filter(table_id=table_id).select_related("table__jurisdiction")
-    stations = {s.name: s for s in joined}
+    stations = joined_stations(table_id)
     table = Table.objects.get(pk=table_id)
 
     def write(sent: list[tuple[str, dict[str, Any]]]) -> None:
-        async def build() -> list[batches.Message]:
-            now = timezone.now()
-            return [batches.Message(stations[name], content, now) for name, content in sent]
-
-        messages = asyncio.run(build())
-        for start in range(0, len(messages), 256):
-            replies = batches.write(messages[start : start + 256])
-            assert all(isinstance(r, dict) and r["ok"] for r in replies)
+        now = timezone.now()
+        write_all(batch_messages((stations[name], content, now) for name, content in sent))
 
     def asked(moment: str) -> None:
         took = []

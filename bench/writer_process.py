@@ -32,7 +32,11 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench.batch_cost import environment  # noqa: E402 (the path above first)
+from bench.batch_cost import (  # noqa: E402 (the path above first)
+    batch_messages,
+    environment,
+    joined_stations,
+)
 from bench.fanout import Station, burst, cpu_seconds, summary  # noqa: E402
 from tablehub.loopback import free_port, wait_for_port  # noqa: E402
 
@@ -44,22 +48,15 @@ class Writer:
     the server writes a batch, the replies as the texts a station is sent."""
 
     def __init__(self, table_id: int) -> None:
-        from stations.models import Station as StationRow
-
-        joined = StationRow.objects.filter(table_id=table_id).select_related("table__jurisdiction")
-        self.stations = {station.name: station for station in joined}
+        self.stations = joined_stations(table_id)
 
     def write(self, items: list[tuple[str, dict[str, Any], Any]]) -> list[str]:
-        from stations import batches
+        from stations import batches  # once Django is set up (``server``, ``writer_process``)
         from stations.commands import reply_text
 
-        messages = []
-        for name, content, received_at in items:
-            message = batches.Message.__new__(batches.Message)  # no event loop in this thread
-            message.station, message.content = self.stations[name], content
-            message.received_at = received_at
-            messages.append(message)
-        replies = batches.write(messages)
+        replies = batches.write(
+            batch_messages((self.stations[name], content, at) for name, content, at in items)
+        )
         return [
             reply_text(reply) or json.dumps(reply) if isinstance(reply, dict) else "{}"
             for reply in replies
