@@ -30,6 +30,11 @@ from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any
 
+import django
+from django.utils import timezone
+from websockets.asyncio.client import connect
+from websockets.asyncio.server import serve
+
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.batch_cost import (  # noqa: E402 (the path above first)
@@ -37,7 +42,14 @@ from bench.batch_cost import (  # noqa: E402 (the path above first)
     environment,
     joined_stations,
 )
-from bench.fanout import Station, burst, cpu_seconds, summary  # noqa: E402
+from bench.fanout import (  # noqa: E402
+    Station,
+    burst,
+    cpu_seconds,
+    new_round,
+    set_up_table,
+    summary,
+)
 from tablehub.loopback import free_port, wait_for_port  # noqa: E402
 
 MODES = ("thread", "process")
@@ -51,7 +63,8 @@ class Writer:
         self.stations = joined_stations(table_id)
 
     def write(self, items: list[tuple[str, dict[str, Any], Any]]) -> list[str]:
-        from stations import batches  # once Django is set up (``server``, ``writer_process``)
+        # Our modules once Django is set up (``server``, ``writer_process``).
+        from stations import batches
         from stations.commands import reply_text
 
         replies = batches.write(
@@ -65,10 +78,8 @@ class Writer:
 
 def writer_process(connection: Connection, table_id: int) -> None:
     """The ``process`` mode's writer: batches in through the pipe, replies out."""
-    import django
-
     django.setup()
-    import tablehub.asgi  # noqa: F401 (the server's process settings)
+    import tablehub.asgi  # noqa: F401 (the server's process settings, once Django is set up)
 
     writer = Writer(table_id)
     connection.send("ready")
@@ -81,13 +92,9 @@ def writer_process(connection: Connection, table_id: int) -> None:
 
 def server(port: int, table_id: int, mode: str) -> None:
     """The websocket server: ``ws://127.0.0.1:port/<station name>``."""
-    import django
-
     django.setup()
-    from django.utils import timezone
-    from websockets.asyncio.server import serve
-
-    import tablehub.asgi  # noqa: F401 (the server's process settings)
+    # The server's process settings and our modules, once Django is set up.
+    import tablehub.asgi  # noqa: F401
     from stations.batches import cut
 
     database = ThreadPoolExecutor(1)  # as channels' one database thread
@@ -139,8 +146,6 @@ def server(port: int, table_id: int, mode: str) -> None:
 async def one_burst(port: int, names: list[str], pid: int) -> tuple[list[float], float]:
     """Every station bets at once: each reply's latency, and the server's CPU a message (both
     processes' in the ``process`` mode: the writer is the server's child)."""
-    from websockets.asyncio.client import connect
-
     url = f"ws://127.0.0.1:{port}"
     stations = [Station(await connect(f"{url}/{name}", max_queue=None), name) for name in names]
     pids = [pid, *_children(pid)]
@@ -171,11 +176,7 @@ def main() -> None:
     parser.add_argument("--pairs", type=int, default=3)
     options = parser.parse_args()
     environment()
-    import django
-
     django.setup()
-    from bench.fanout import new_round, set_up_table
-
     print(f"{options.stations} stations, {os.environ['DATABASE_URL'].split(':')[0]}")
     for pair in range(options.pairs):
         for mode in MODES:
