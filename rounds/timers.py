@@ -201,7 +201,9 @@ def _fire_on_loop(name: str, args: tuple) -> None:
             # The process is exiting (its thread pool is shut down): the deadline is stored,
             # and the next start re-arms it (rounds.recovery).
             if "shutdown" not in str(exc):
-                raise
+                log.exception("timer %s%r failed", name, args)
+        except Exception:  # logged as in a thread (``_fire_in_thread``), not left in its task
+            log.exception("timer %s%r failed", name, args)
 
     asyncio.ensure_future(fire())
 

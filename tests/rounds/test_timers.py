@@ -1,12 +1,15 @@
 """Timers are deadlines on the round: expiry is idempotent, and a late command expires first."""
 
+import asyncio
+import gc
 from datetime import timedelta
 from decimal import Decimal
 
 import pytest
+from channels.db import database_sync_to_async
 from django.utils import timezone
 
-from rounds import writer
+from rounds import tasks, timers, writer
 from rounds.engine import CardDrawn, Decision, EngineError, RuleSet, parse_card
 from rounds.models import Round, RoundEvent
 from stations.commands import place_bets
@@ -105,3 +108,37 @@ def test_an_empty_betting_window_starts_again_instead_of_blocking_the_table(tabl
     writer.expire(round.pk, "betting:1")
     round.refresh_from_db()
     assert round.phase == Round.Phase.DEAL
+
+
+@pytest.mark.django_db(transaction=True)
+async def test_a_timer_that_fails_on_the_servers_loop_is_logged_not_left_in_its_task(
+    settings, caplog
+):
+    """A timer fired on the server's event loop whose job fails is logged with its name and
+    arguments, as one fired in a thread is; asyncio is left no task exception to report."""
+    settings.TABLEHUB_TIMERS = "inprocess"
+    loop = asyncio.get_running_loop()
+    unretrieved: list[dict] = []
+    loop.set_exception_handler(lambda _loop, context: unretrieved.append(context))
+    failed = asyncio.Event()
+
+    def failing(round_id: int, step_key: str) -> None:
+        loop.call_soon_threadsafe(failed.set)
+        raise ValueError("the database is gone")
+
+    timers.register("expire", failing, tasks.expire_step)
+    try:
+        # From a database thread of this loop, as the writer schedules: the loop keeps time.
+        await database_sync_to_async(timers.schedule)(7, "play:1", timezone.now())
+        await asyncio.wait_for(failed.wait(), timeout=5)
+        for _ in range(20):  # the failed run's task finishes
+            if "timer expire" in caplog.text:
+                break
+            await asyncio.sleep(0.05)
+    finally:
+        timers.register("expire", writer.expire, tasks.expire_step)
+    gc.collect()  # an unretrieved task exception is reported when its task is collected
+    await asyncio.sleep(0)
+    assert "timer expire(7, 'play:1') failed" in caplog.text
+    assert "the database is gone" in caplog.text
+    assert unretrieved == []
