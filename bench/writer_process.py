@@ -52,7 +52,7 @@ from bench.fanout import (  # noqa: E402
 )
 from tablehub.loopback import free_port, wait_for_port  # noqa: E402
 
-MODES = ("thread", "process")
+MODES = ("thread", "process", "inline")
 
 
 class Writer:
@@ -98,6 +98,8 @@ def server(port: int, table_id: int, mode: str) -> None:
     from stations.batches import cut
 
     database = ThreadPoolExecutor(1)  # as channels' one database thread
+    if mode == "inline":
+        os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
     if mode == "process":
         ours, theirs = multiprocessing.Pipe()
         child = multiprocessing.get_context("fork").Process(
@@ -123,9 +125,11 @@ def server(port: int, table_id: int, mode: str) -> None:
                 planned.extend(cut(len(waiting)))
             size = planned.pop(0)
             batch, waiting[:] = waiting[:size], waiting[size:]
-            texts = await loop.run_in_executor(
-                database, write, [(name, content, at) for name, content, at, _ws in batch]
-            )
+            items = [(name, content, at) for name, content, at, _ws in batch]
+            if mode == "inline":
+                texts = write(items)
+            else:
+                texts = await loop.run_in_executor(database, write, items)
             for (_name, _content, _at, ws), text in zip(batch, texts, strict=True):
                 await ws.send(text)
 
@@ -174,12 +178,13 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--stations", type=int, default=1000)
     parser.add_argument("--pairs", type=int, default=3)
+    parser.add_argument("--modes", nargs="+", choices=MODES, default=list(MODES))
     options = parser.parse_args()
     environment()
     django.setup()
     print(f"{options.stations} stations, {os.environ['DATABASE_URL'].split(':')[0]}")
     for pair in range(options.pairs):
-        for mode in MODES:
+        for mode in options.modes:
             table_id, names = set_up_table(options.stations)
             new_round(table_id)
             port = free_port()
