@@ -16,6 +16,7 @@ from stations.commands import place_bets
 from stations.models import Station
 from stations.services import cash_in
 from tablehub.models import Jurisdiction, Table, TableConfig
+from tests.helpers import consumers_connection_closed  # noqa: F401 (autouse, see there)
 
 pytestmark = pytest.mark.django_db
 
