@@ -1,9 +1,11 @@
 """Does a writer process of its own shorten a burst? A spike for the stadium issue: the same
-1000-station bet burst answered by a plain websocket server whose table writing runs either
-on a thread of its own process (``thread``: the event loop and the writing share one
-interpreter, as in the server) or in a process of its own fed through a pipe (``process``).
+1000-station bet burst answered by a plain websocket server whose table writing runs on a
+thread of its own process (``thread``: the event loop and the writing share one
+interpreter, as in the server), in a process of its own fed through a pipe (``process``),
+or on the event loop's own thread, which waits for each batch (``inline``: one thread, no
+handing of the interpreter back and forth, no overlap either).
 
-    .venv/bin/python bench/writer_process.py --stations 1000 --pairs 3
+    .venv/bin/python bench/writer_process.py --stations 1000 --pairs 3 [--modes thread inline]
 
 The server here is the `websockets` library and our writing alone: a station's frame is
 stamped, waits in the table's queue, and the queue is cut into batches (``batches.cut``)
