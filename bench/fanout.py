@@ -79,7 +79,7 @@ from typing import Any, NamedTuple
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from bench.loopback import start_daphne, start_worker  # noqa: E402
+from bench.loopback import exited, start_daphne, start_worker  # noqa: E402
 from tablehub.loopback import free_port, wait_for_port  # noqa: E402
 
 MODES = ("fanout", "decisions", "bets", "deadline")
@@ -1057,14 +1057,20 @@ def run(n: int, options: Options, env: dict[str, str], timers: str) -> None:
     if timers == "celery":
         processes.append(start_worker(env))
     try:
-        for port in ports:
-            wait_for_port(port)
+        for port, server in zip(ports, servers, strict=True):
+            wait_for_port(port, process=server)
         wait_for_port(reference_port)
         reference_pid = processes[len(servers)].pid
         server_pids = [server.pid for server in servers]
-        result = asyncio.run(
-            measure(ports, server_pids, table_id, names, options, reference_port, reference_pid)
-        )
+        try:
+            result = asyncio.run(
+                measure(ports, server_pids, table_id, names, options, reference_port, reference_pid)
+            )
+        except Exception as failed:  # a server that stopped says why, if it printed it
+            stopped = exited(servers)
+            if stopped is not None:
+                raise RuntimeError(f"a server stopped during the run:\n{stopped}") from failed
+            raise
     finally:
         for process in processes:
             process.kill()

@@ -1,13 +1,22 @@
 """Starting this project's server as a separate process, for the benchmarks and the
-multi-process tests; it listens on 127.0.0.1 only."""
+multi-process tests; it listens on 127.0.0.1 only. What a process prints goes to a file of
+its own, removed when this process exits, so that one that stops early can say why
+(``exited``)."""
 
 from __future__ import annotations
 
+import atexit
+import shutil
 import subprocess
 import sys
+import tempfile
+from collections.abc import Iterable
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+_LOGS: dict[int, Path] = {}  # a started process's output, by its pid
+_LOG_DIR = Path(tempfile.mkdtemp(prefix="tablehub-processes-"))
+atexit.register(shutil.rmtree, _LOG_DIR, ignore_errors=True)
 
 
 def start_daphne(
@@ -49,7 +58,25 @@ def start_worker(env: dict[str, str]) -> subprocess.Popen:
     )
 
 
+def exited(processes: Iterable[subprocess.Popen]) -> str | None:
+    """Which of the processes started here have stopped, with their exit codes and the end
+    of what each printed (None: all still run)."""
+    lines = []
+    for process in processes:
+        if process.poll() is None:
+            continue
+        log = _LOGS.get(process.pid)
+        said = log.read_text(errors="replace").splitlines()[-15:] if log else []
+        lines.append(f"process {process.pid} exited with {process.returncode}; its last lines:")
+        lines += [f"    {line}" for line in said]
+    return "\n".join(lines) or None
+
+
 def _quiet(command: list[str], env: dict[str, str]) -> subprocess.Popen:
-    return subprocess.Popen(
-        command, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
-    )
+    log = _LOG_DIR / f"{len(_LOGS)}.log"
+    with log.open("wb") as output:
+        process = subprocess.Popen(
+            command, cwd=ROOT, env=env, stdout=output, stderr=subprocess.STDOUT
+        )
+    _LOGS[process.pid] = log
+    return process

@@ -631,7 +631,7 @@ def main(argv=None) -> int:
     port = free_port()
     server = start_daphne(port, env)
     try:
-        wait_for_port(port)
+        wait_for_port(port, process=server)
         soak = Soak(
             args,
             f"ws://127.0.0.1:{port}",

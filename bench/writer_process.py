@@ -196,7 +196,7 @@ def main() -> None:
                 stderr=subprocess.DEVNULL,
             )
             try:
-                wait_for_port(port)
+                wait_for_port(port, process=process)
                 gc.collect()
                 latencies, cpu = asyncio.run(one_burst(port, names, process.pid))
             finally:

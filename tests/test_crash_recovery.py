@@ -68,7 +68,7 @@ class Server:
 
     def start(self) -> None:
         self.process = start_daphne(self.port, self.env)
-        wait_for_port(self.port, limit=30)
+        wait_for_port(self.port, limit=30, process=self.process)
 
     def kill(self) -> None:
         if self.process is not None and self.process.poll() is None:

@@ -43,9 +43,9 @@ def cluster(postgres_url, redis_url, transactional_db):
     metrics_port = free_port()
     processes.append(start_worker(env | {"TABLEHUB_WORKER_METRICS_PORT": str(metrics_port)}))
     try:
-        for port in ports:
-            wait_for_port(port)
-        wait_for_port(metrics_port)
+        for port, process in zip(ports, processes[: len(ports)], strict=True):
+            wait_for_port(port, process=process)
+        wait_for_port(metrics_port, process=processes[-1])
         yield ports + [metrics_port]
     finally:
         for process in processes:

@@ -194,7 +194,7 @@ def test_the_embedded_server_cancels_a_stale_game_by_itself(transactional_db):
     port = free_port()
     server = start_daphne(port, env)
     try:
-        wait_for_port(port, limit=30)
+        wait_for_port(port, limit=30, process=server)
         with connect(
             f"ws://127.0.0.1:{port}/ws/tables/{table.pk}/station/",
             origin="http://127.0.0.1",

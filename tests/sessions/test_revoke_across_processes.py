@@ -31,8 +31,8 @@ def servers(postgres_url, redis_url, transactional_db):
     ports = [free_port(), free_port()]
     processes = [start_daphne(port, env) for port in ports]
     try:
-        for port in ports:
-            wait_for_port(port)
+        for port, process in zip(ports, processes, strict=True):
+            wait_for_port(port, process=process)
         yield ports
     finally:
         for process in processes:
