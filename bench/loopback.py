@@ -6,6 +6,7 @@ its own, removed when this process exits, so that one that stops early can say w
 from __future__ import annotations
 
 import atexit
+import itertools
 import shutil
 import subprocess
 import sys
@@ -16,6 +17,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 _LOGS: dict[int, Path] = {}  # a started process's output, by its pid
 _LOG_DIR = Path(tempfile.mkdtemp(prefix="tablehub-processes-"))
+_LOG_NUMBERS = itertools.count()  # not the pid: a pid may come again
 atexit.register(shutil.rmtree, _LOG_DIR, ignore_errors=True)
 
 
@@ -73,7 +75,7 @@ def exited(processes: Iterable[subprocess.Popen]) -> str | None:
 
 
 def _quiet(command: list[str], env: dict[str, str]) -> subprocess.Popen:
-    log = _LOG_DIR / f"{len(_LOGS)}.log"
+    log = _LOG_DIR / f"{next(_LOG_NUMBERS)}.log"
     with log.open("wb") as output:
         process = subprocess.Popen(
             command, cwd=ROOT, env=env, stdout=output, stderr=subprocess.STDOUT
