@@ -766,7 +766,7 @@ async def measure(
         def is_burn(frame: dict) -> bool:
             return frame.get("event", {}).get("type") == "burn"
 
-        async with spied(options, f"fanout-{n}", server_pids):
+        async with spied(options, f"fanout-{n}", server_pids), timed_window(result, "fan-out"):
             fanout, reference_fanout = await fan_out(
                 [Target(stations, burn, is_burn), reference.target], options.scans
             )

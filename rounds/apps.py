@@ -14,6 +14,10 @@ class RoundsConfig(AppConfig):
         # Local: these import models, which the app registry loads before ready().
         from croupier import video
         from rounds import tasks, timers, writer
+        from tablehub import fanout
 
         timers.register("expire", writer.expire, tasks.expire_step)
         timers.register("video_card", video.deal_video_card, tasks.deal_video_card)
+        # Every server process with sockets at the table gets a round's engine ready when
+        # its bets close, wherever they closed (a Celery worker's timer in production).
+        fanout.on_round_ready(writer.load_engine)

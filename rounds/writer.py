@@ -619,6 +619,8 @@ def _close_bets(round: Round) -> list[Notice]:
     _write(round, live)
     notices = [live.engine.dealer_prompt()]  # "deal box 1"
     publish(round, [*refused.values(), *notices])
+    # The other server processes load the engine built here before the first card comes.
+    broadcast.round_ready_on_commit(round.table_id, round.pk)
     return notices
 
 
@@ -859,6 +861,14 @@ def read(round_id: int, look: Callable[[Engine], T]) -> T:
     finally:
         # Committed, or this transaction's own rows: the cache gets it when they are.
         transaction.on_commit(_PutBackOnCommit(live))
+
+
+def load_engine(round_id: int) -> None:
+    """Have the round's engine in this process's cache (replayed from its log if this
+    process has none), so that its next input here does not wait for the replay: each
+    server process does it when the round's bets close elsewhere (tablehub/fanout.py,
+    ``on_round_ready``)."""
+    read(round_id, lambda _engine: None)
 
 
 def state(round_id: int) -> Engine:

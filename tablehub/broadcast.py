@@ -35,7 +35,14 @@ from django.utils import timezone
 
 from rounds.engine import Notice
 from tablehub import jsontext
-from tablehub.fanout import CROUPIER, PUBLIC, STATION, frames_message, table_group
+from tablehub.fanout import (
+    CROUPIER,
+    PUBLIC,
+    STATION,
+    frames_message,
+    round_ready_message,
+    table_group,
+)
 
 log = logging.getLogger("tablehub.broadcast")
 
@@ -150,6 +157,13 @@ def tell_croupier(table_id: int, message: dict[str, Any]) -> None:
             return
         told.add((table_id, text))
     _say(table_id, [(CROUPIER, None, text)])
+
+
+def round_ready_on_commit(table_id: int, round_id: int) -> None:
+    """Once this transaction commits, tell every server process with sockets at the table
+    that the round's bets have closed, so that each gets the round ready before its first
+    card (tablehub/fanout.py, ``on_round_ready``)."""
+    transaction.on_commit(lambda: _send(table_group(table_id), round_ready_message(round_id)))
 
 
 def send_to_group(group: str, message: dict[str, Any]) -> None:

@@ -29,8 +29,11 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Collection
+from collections.abc import Callable, Collection
 from typing import Any, Protocol
+
+from channels.db import database_sync_to_async
+from django.conf import settings
 
 from tablehub import metrics
 from tablehub.direct_send import Outgoing
@@ -76,6 +79,26 @@ def frames_message(frames: list[tuple[str, str | None, str]]) -> dict[str, Any]:
     return {"type": MESSAGE_TYPE, "frames": Frames(tuple(frame) for frame in frames)}
 
 
+ROUND_READY_TYPE = "table.round_ready"
+# What a server process does, in its database thread, when a round's bets close anywhere
+# (``on_round_ready``): the round writer loads the round's engine (rounds/apps.py).
+_ROUND_READY: list[Callable[[int], object]] = []
+
+
+def round_ready_message(round_id: int) -> dict[str, Any]:
+    """The layer message that tells every hub of the table that the round's bets closed."""
+    return {"type": ROUND_READY_TYPE, "round": round_id}
+
+
+def on_round_ready(job: Callable[[int], object]) -> None:
+    """Run ``job(round_id)`` in the database thread of every server process with sockets at
+    a table whose round's bets just closed, wherever they closed. Why: the process that
+    closes them (a Celery worker's timer, another process) builds the round's engine; any
+    other replays the round's log at its first input of the round, the dealer's first card,
+    which waited for it (docs/benchmarks.md, "the first card of a round")."""
+    _ROUND_READY.append(job)
+
+
 class TableHub:
     def __init__(self, table_id: int, layer: Any) -> None:
         self.table_id = table_id
@@ -88,6 +111,7 @@ class TableHub:
         self.channel: str | None = None
         self.closed = False
         self._tasks: list[asyncio.Task] = []
+        self._getting_ready: set[asyncio.Task] = set()  # ``on_round_ready`` jobs running
         self._rejoining: asyncio.Future | None = None
         self.started = asyncio.ensure_future(self._start())
 
@@ -174,6 +198,22 @@ class TableHub:
                 return
             if message.get("type") == MESSAGE_TYPE:
                 await self.hand_out(message["frames"])
+            elif message.get("type") == ROUND_READY_TYPE and settings.TABLEHUB_ROUND_READY:
+                self._get_ready(message["round"])
+
+    def _get_ready(self, round_id: int) -> None:
+        """Run the ``on_round_ready`` jobs for the round, beside the hub's listening: the
+        frames of the table's next commits do not wait for them."""
+        for job in _ROUND_READY:
+            task = asyncio.ensure_future(self._ready_job(job, round_id))
+            self._getting_ready.add(task)
+            task.add_done_callback(self._getting_ready.discard)
+
+    async def _ready_job(self, job: Callable[[int], object], round_id: int) -> None:
+        try:
+            await database_sync_to_async(job)(round_id)
+        except Exception:  # only time is lost: the round's next input does it itself
+            log.warning("table %s: round %s not made ready", self.table_id, round_id, exc_info=True)
 
     async def hand_out(self, frames: list[list[Any]]) -> None:
         started = time.perf_counter()

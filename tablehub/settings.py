@@ -408,6 +408,11 @@ LOGGING = {
 # Round timers (rounds/timers.py): "celery" (ETA tasks, production), "inprocess" (the
 # embedded single-process server) or "none" (the caller fires expiries, as unit tests do).
 TABLEHUB_TIMERS = os.environ.get("TABLEHUB_TIMERS", "celery" if REDIS_URL else "inprocess")
+# When a round's bets close, every server process with sockets at its table loads the
+# round's engine in its database thread before the first card (tablehub/fanout.py,
+# ``on_round_ready``). Tests switch it off unless they test it: the load would run in the
+# sync thread after the test that closed the bets has ended.
+TABLEHUB_ROUND_READY = os.environ.get("TABLEHUB_ROUND_READY", "true").lower() != "false"
 
 # The pages' static files are served by WhiteNoise straight from the apps' static/ folders
 # (no collectstatic step on a fresh machine).

@@ -221,6 +221,14 @@ def _timers_fired_by_the_test(settings):
     timers.resume()
 
 
+@pytest.fixture(autouse=True)
+def _rounds_made_ready_by_the_test(settings):
+    """A round's engine is not loaded in the background when its bets close (the load
+    would run in the sync thread after the test that closed them has ended), unless the
+    test asks for it (tests/rounds/test_round_ready.py)."""
+    settings.TABLEHUB_ROUND_READY = False
+
+
 @pytest.fixture
 def in_process_timers(transactional_db, settings) -> Iterator[None]:
     """The in-process server's timers and periodic sweeps act for this test ("inprocess"),
