@@ -51,7 +51,9 @@ With ``--gc-log`` the server runs with its garbage collections logged, and the r
 those around the deadline (a collection stops the server's event loop: frames wait unstamped).
 
 The bets and the decision burst happen whatever ``--modes`` says (the round needs them);
-``--modes`` chooses what is reported and whether the scans and the deadline round run.
+``--modes`` chooses what is reported and whether the scans and the deadline round run. Once
+every bet is answered a dealer's tablet closes the bets (``close_bets``), so the server
+that holds the tablet's socket closes them, as at a real table.
 """
 
 from __future__ import annotations
@@ -579,21 +581,6 @@ def analyze() -> None:
             cursor.execute("ANALYZE")
 
 
-def close_betting(round_id: int) -> None:
-    """The betting step's timer, fired by the bench once every bet is answered. The expiry
-    waits while a server process's published register (rounds/receipts.py, every 20 ms)
-    still holds a bet it has answered: fire it again until the bets are closed."""
-    from rounds import writer
-    from rounds.models import Round
-
-    for _ in range(100):
-        writer.expire(round_id, "betting")
-        if Round.objects.get(pk=round_id).phase != Round.Phase.BETTING:
-            return
-        time.sleep(0.02)
-    raise RuntimeError(f"round {round_id}: the bets never closed")
-
-
 def new_round(table_id: int, decision_timer: float | None = None) -> int:
     """Open a round at the table; with ``decision_timer``, under a new configuration
     version with that decision timer."""
@@ -723,6 +710,22 @@ async def measure(
         since, asked = tablet.asked - asked, tablet.asked
         return f"; the tablet asked for its state {since} times"
 
+    async def close_bets(label: str) -> None:
+        """The dealer closes the bets at the tablet, as at a real table: the server closes
+        them (and builds the round's engine) in the process of the tablet's socket, the
+        first, not in the bench's (where only a Celery worker's timer would)."""
+        cookie = await sync_to_async(tablet_cookie)(table_id)
+        async with websockets.connect(
+            f"{url}/croupier/", origin=origin, additional_headers={"Cookie": cookie}
+        ) as croupier:
+            await croupier.send(json.dumps({"type": "close_bets", "client_id": label}))
+            while True:  # the tablet's state and the table's events come too
+                frame = json.loads(await asyncio.wait_for(croupier.recv(), slow))
+                if frame.get("client_id") == label:
+                    if not frame.get("ok"):
+                        raise RuntimeError(f"the tablet could not close the bets: {frame}")
+                    return
+
     # The reference's N stations, for the bursts' and the fan-out's ratios.
     reference = await connect_reference(reference_port, n, reference_pid)
     result["reference_rss"] = reference.rss
@@ -738,7 +741,7 @@ async def measure(
     result["bets_cpu"] = cpu_line(cpu, cpu_seconds(server_pids), n) + tablet_asked()
     await asyncio.sleep(1.0)  # the bets' events have reached every station: a quiet client
     result["bets_reference"] = (await burst(reference.target.stations, bet, slow))[0]
-    await sync_to_async(close_betting)(round_id)
+    await close_bets("close1")
 
     shoe = await websockets.connect(f"{url}/shoe/", origin=origin, max_queue=None)
     await shoe.send(json.dumps({"type": "hello", "key": "reader"}))
@@ -800,7 +803,7 @@ async def measure(
         _, refused = await burst(stations, bet, slow)
         if refused:
             raise RuntimeError(f"bets of the deadline round {refusals(refused)}")
-        await sync_to_async(close_betting)(round_id)
+        await close_bets("close2")
         # The probe: a socket that only pings (no join), for the server's receipt lag.
         probe = Station(await websockets.connect(f"{url}/station/", origin=origin), "probe")
         offset, rtt = await server_clock_offset(probe)
