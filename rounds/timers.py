@@ -197,12 +197,12 @@ def _fire_on_loop(name: str, args: tuple) -> None:
     async def fire() -> None:
         try:
             await database_sync_to_async(_gated)(_job(name), *args)
-        except RuntimeError as exc:
+        except Exception as exc:
             # The process is exiting (its thread pool is shut down): the deadline is stored,
             # and the next start re-arms it (rounds.recovery).
-            if "shutdown" not in str(exc):
-                log.exception("timer %s%r failed", name, args)
-        except Exception:  # logged as in a thread (``_fire_in_thread``), not left in its task
+            if isinstance(exc, RuntimeError) and "shutdown" in str(exc):
+                return
+            # Logged as in a thread (``_fire_in_thread``), not left in its task.
             log.exception("timer %s%r failed", name, args)
 
     asyncio.ensure_future(fire())
