@@ -693,13 +693,18 @@ async def measure(
     rss.append(server_rss())
     result["rss"] = rss
 
-    tablet: Tablet | None = None
-    if options.tablet:
-        cookie = await sync_to_async(tablet_cookie)(table_id)
-        tablet_ws = await websockets.connect(
+    # One dealer of the table, logged in once: the tablet's socket (``--tablet``) and the
+    # one that closes the bets (``close_bets``).
+    cookie = await sync_to_async(tablet_cookie)(table_id)
+
+    def tablet_socket() -> Any:
+        return websockets.connect(
             f"{url}/croupier/", origin=origin, additional_headers={"Cookie": cookie}
         )
-        tablet = Tablet(tablet_ws)
+
+    tablet: Tablet | None = None
+    if options.tablet:
+        tablet = Tablet(await tablet_socket())
     asked = 0
 
     def tablet_asked() -> str:
@@ -714,10 +719,7 @@ async def measure(
         """The dealer closes the bets at the tablet, as at a real table: the server closes
         them (and builds the round's engine) in the process of the tablet's socket, the
         first, not in the bench's (where only a Celery worker's timer would)."""
-        cookie = await sync_to_async(tablet_cookie)(table_id)
-        async with websockets.connect(
-            f"{url}/croupier/", origin=origin, additional_headers={"Cookie": cookie}
-        ) as croupier:
+        async with tablet_socket() as croupier:
             await croupier.send(json.dumps({"type": "close_bets", "client_id": label}))
             while True:  # the tablet's state and the table's events come too
                 frame = json.loads(await asyncio.wait_for(croupier.recv(), slow))
