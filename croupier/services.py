@@ -18,6 +18,7 @@ from croupier.conservation import CardCountExceeded
 from rounds import writer
 from rounds.engine import Burn, CardDrawn, EngineError, parse_card
 from rounds.models import CARD_PHASES, IN_PLAY, Round
+from tablehub.compiled import CompiledQuery, Param
 from tablehub.models import Shoe, Table
 
 
@@ -30,13 +31,23 @@ def current_shoe(table: Table) -> Shoe:
     return shoe
 
 
+# The table's open shoe, locked (tablehub/compiled.py: its SQL built once).
+_OPEN_SHOE_LOCKED = CompiledQuery(
+    lambda: (
+        Shoe.objects.select_for_update(no_key=True)
+        .filter(table_id=Param("table_id"), closed_at__isnull=True)
+        .order_by("-pk")[:1]
+    )
+)
+
+
 def locked_shoe(table: Table) -> Shoe:
     """The table's current shoe, its row locked until the transaction ends: every card input
     locks it first, then the round. One query when the table has a shoe open."""
-    open_shoes = table.shoes.select_for_update(no_key=True).filter(closed_at__isnull=True)
-    shoe = open_shoes.order_by("-pk").first()
+    shoe = _OPEN_SHOE_LOCKED.first(table_id=table.pk)
     if shoe is None:  # none yet, or the one open was closed (a shuffle) while we waited
         shoe = Shoe.objects.select_for_update(no_key=True).get(pk=current_shoe(table).pk)
+    shoe.table = table  # as read through ``table.shoes``: no second read of the table
     return shoe
 
 
@@ -119,22 +130,25 @@ def scan(table: Table, seq: object, card: object, burn: bool = False) -> dict[st
                 f"{seq - shoe.reader_seq - 1} card(s) missing",
                 code="sequence_gap",
             )
-        round = table.rounds.filter(phase__in=CARD_PHASES).order_by("-pk").first()
-        if round is None:
-            raise EngineError(
-                f"reader card {seq} arrived but no round wants a card now",
-                code="card_not_expected",
-            )
         cut_card = table.shuffler == Table.Shuffler.CUT_CARD
         event = Burn(parsed) if burn else CardDrawn(parsed)
-        try:
-            if cut_card:
-                check_shoe_copies(shoe, str(parsed))
-            writer.record(round.pk, event)
-        except EngineError as exc:
-            if exc.code == "impossible_card":  # one copy too many: card conservation
-                raise CardCountExceeded(table.pk, shoe, round.pk, seq) from None
-            raise _unnamed(exc, str(parsed), seq) from None
+        # The round's row locked once and held for the card, as for a batch of station
+        # messages: the writer reads it no more (a card's fan-out waits for its commit).
+        with writer.holding_the_table(table.pk, savepoint=False) as held:
+            round = held if held is not None and held.phase in CARD_PHASES else None
+            if round is None:
+                raise EngineError(
+                    f"reader card {seq} arrived but no round wants a card now",
+                    code="card_not_expected",
+                )
+            try:
+                if cut_card:
+                    check_shoe_copies(shoe, str(parsed))
+                writer.record(round.pk, event)
+            except EngineError as exc:
+                if exc.code == "impossible_card":  # one copy too many: card conservation
+                    raise CardCountExceeded(table.pk, shoe, round.pk, seq) from None
+                raise _unnamed(exc, str(parsed), seq) from None
         if round.shoe_id != shoe.pk:  # the shoe the round is dealt from, for its reconciliation
             Round.objects.filter(pk=round.pk).update(shoe=shoe)
             round.shoe = shoe

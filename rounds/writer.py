@@ -207,6 +207,15 @@ _HELD = _HeldRound()
 _ROUND_STATE = ("last_seq", "phase", "settled_at", "step_key", "deadline")
 
 
+# The table's open round: what every card input reads first (its step may be past its
+# deadline), and the table's state asks (tablehub/compiled.py: its SQL built once).
+_OPEN_ROUND = CompiledQuery(
+    lambda: (
+        Round.objects.filter(table_id=Param("table_id"))
+        .exclude(phase__in=ENDED)
+        .order_by("-pk")[:1]
+    )
+)
 # The table's open round, locked, with what a batch reads of its table and configuration:
 # every batch's first read (tablehub/compiled.py: its SQL built once).
 _OPEN_ROUND_LOCKED = CompiledQuery(
@@ -221,12 +230,14 @@ _OPEN_ROUND_LOCKED = CompiledQuery(
 
 
 @contextmanager
-def holding_the_table(table_id: int) -> Iterator[Round | None]:
+def holding_the_table(table_id: int, savepoint: bool = True) -> Iterator[Round | None]:
     """One transaction for a batch of the table's station messages, holding the lock of the
     table's open round (None: no round is open) from its start to its commit. Inside, the
-    writer and ``current_round`` use the held row instead of reading it again."""
+    writer and ``current_round`` use the held row instead of reading it again. A card holds
+    it too, inside the transaction that has locked the shoe: with ``savepoint=False`` it
+    makes no savepoint there, and a failure undoes the card's transaction whole."""
     assert _HELD.table_id is None, "a batch inside a batch"
-    with transaction.atomic():
+    with transaction.atomic(savepoint=savepoint):
         round = _OPEN_ROUND_LOCKED.first(table_id=table_id)
         _HELD.table_id, _HELD.round = table_id, round
         _HELD.unsaved, _HELD.depth = False, len(connection.savepoint_ids)
@@ -329,7 +340,7 @@ def current_round(table_id: int) -> Round | None:
     if _HELD.table_id == table_id:
         held = _HELD.round
         return held if held is not None and held.phase not in ENDED else None
-    return Round.objects.filter(table_id=table_id).exclude(phase__in=ENDED).order_by("-pk").first()
+    return _OPEN_ROUND.first(table_id=table_id)
 
 
 def stations_bets(round: Round, station_ids: Sequence[int]) -> dict[int, list[Bet]]:

@@ -93,3 +93,26 @@ def test_a_passed_deadlines_timeout_stands_when_the_card_that_found_it_is_refuse
     kinds = list(round.events.order_by("seq").values_list("kind", flat=True))
     assert kinds[-1] == RoundEvent.Kind.TIMEOUT and kinds.count("card") == 4
     assert current_shoe(table).reader_seq == 4  # the refused scan took no sequence number
+
+
+def test_a_card_reads_its_round_twice_and_its_shoe_once(round):
+    """A card waits for its commit before any station sees it: its round is read once to
+    find a passed deadline and once locked (held for the writer, which reads it no more),
+    its shoe once, locked."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    scan(round.table, 1, "4C", burn=True)  # the engine built: what a later card finds
+    with CaptureQueriesContext(connection) as statements:
+        assert scan(round.table, 2, "9S") == {"duplicate": False, "seq": 2}
+    sql = [query["sql"] for query in statements.captured_queries]
+    round_reads = [s for s in sql if s.startswith("SELECT") and 'FROM "rounds_round"' in s]
+    shoe_reads = [s for s in sql if s.startswith("SELECT") and 'FROM "tablehub_shoe"' in s]
+    assert len(round_reads) == 2, round_reads
+    if connection.vendor == "postgresql":  # SQLite locks the whole database instead
+        assert "FOR NO KEY UPDATE" in round_reads[1] and "FOR" not in round_reads[0]
+    assert len(shoe_reads) == 1
+    # One savepoint at most: the card's transaction inside the test's own (none in the
+    # server, where the card's transaction is the outermost).
+    assert len([s for s in sql if s.startswith("SAVEPOINT")]) <= 1
+    assert writer.state(round.pk).box_cards[1][0].text == "9S"
