@@ -53,7 +53,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from decimal import Decimal
-from typing import Any
+from typing import Any, NamedTuple
 
 from django.conf import settings
 from django.db import IntegrityError, connection, transaction
@@ -95,9 +95,11 @@ class CashKey:
         return f"station:{self.station_id}:{self.kind}:{self.client_key}"
 
 
-@dataclass(frozen=True)
-class ItemKey:
-    """One money item of a round for one station, as the engine names it."""
+class ItemKey(NamedTuple):
+    """One money item of a round for one station, as the engine names it. A named tuple,
+    not a dataclass: every card and every settlement makes one for each station's each
+    item and looks it up in the books (at 1000 stations, half the time of a frozen
+    dataclass's)."""
 
     round_id: int
     station: str
