@@ -1,8 +1,8 @@
 """What the table's own steps cost the database thread at a table of N stations, each one
 transaction that every station waits for: closing bets (every station's stake, the
-``bets_closed`` record), the deal's last card (every station's prompt), and a decision
-step's expiry where no station answered (every station's timeout, the dealer's turn and the
-settlement).
+``bets_closed`` record), a burn scanned as the card reader's are, the deal's last card
+(every station's prompt), and a decision step's expiry where no station answered (every
+station's timeout, the dealer's turn and the settlement).
 
     .venv/bin/python bench/step_cost.py --stations 1000
     DATABASE_URL=postgres://postgres@127.0.0.1:5432/tablehub_bench \\
@@ -15,6 +15,7 @@ is mostly the server's work); ``--runs`` repeats on a table of its own each time
 from __future__ import annotations
 
 import argparse
+import statistics
 import sys
 import time
 from collections.abc import Callable
@@ -57,9 +58,10 @@ def one_run(count: int) -> None:
     from django.utils import timezone
 
     from bench.fanout import DEAL, new_round, set_up_table
+    from croupier.services import scan
     from rounds import writer
-    from rounds.engine import CardDrawn, parse_card
     from rounds.models import Round
+    from tablehub.models import Table
 
     table_id, names = set_up_table(count)
     # The server's process settings (garbage collections), as bench/batch_cost.py.
@@ -71,11 +73,14 @@ def one_run(count: int) -> None:
     bet = {"type": "place", "client_id": "b", "box": 1, "amount": "10"}
     write_all(batch_messages((stations[name], bet, now) for name in names))
     timed("closing bets", lambda: writer.close_bets(round_id))
-    for card in DEAL[:-1]:
-        writer.record(round_id, CardDrawn(parse_card(card)))
+    burned = burns(table_id)
+    # The deal scanned as the reader's cards are, so that the shoe counts every card.
+    table = Table.objects.get(pk=table_id)
+    for seq, card in enumerate(DEAL[:-1], start=burned + 1):
+        scan(table, seq, card)
     timed(
-        "the deal's last card (every station asked)",
-        lambda: writer.record(round_id, CardDrawn(parse_card(DEAL[-1]))),
+        "the deal's last card, scanned (every station asked)",
+        lambda: scan(table, burned + len(DEAL), DEAL[-1]),
     )
     step_key = Round.objects.get(pk=round_id).step_key
     timed(
@@ -83,6 +88,36 @@ def one_run(count: int) -> None:
         lambda: writer.expire(round_id, step_key),
     )
     assert Round.objects.get(pk=round_id).phase == Round.Phase.SETTLED
+
+
+def burns(table_id: int, count: int = 20) -> int:
+    """``count`` burns scanned as the card reader's are (``croupier.services.scan``, every
+    card's path: the shoe and the round locked, the event written): their median, elapsed
+    and CPU of this thread, and the statements of the last. Returns the reader's last
+    sequence number."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    from croupier.services import scan
+    from tablehub.models import Table
+
+    table = Table.objects.get(pk=table_id)
+    took: list[float] = []
+    used: list[float] = []
+    for seq, card in enumerate(["2C", "3D", "4H", "5S", "6C"] * (count // 5 + 1), start=1):
+        if seq > count:
+            break
+        with CaptureQueriesContext(connection) as statements:
+            began, cpu = time.perf_counter(), time.thread_time()
+            scan(table, seq, card, burn=True)
+            took.append(time.perf_counter() - began)
+            used.append(time.thread_time() - cpu)
+    print(
+        f"  a burn scanned (median of {count}): {statistics.median(took) * 1000:.2f} ms,"
+        f" CPU of this thread {statistics.median(used) * 1000:.2f} ms,"
+        f" {len(statements.captured_queries)} statements"
+    )
+    return count
 
 
 if __name__ == "__main__":
