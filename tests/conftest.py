@@ -222,6 +222,25 @@ def _timers_fired_by_the_test(settings):
 
 
 @pytest.fixture(autouse=True)
+def _sync_thread_connections_closed_afterwards():
+    """After each test, the database connections of asgiref's one thread for database work
+    outside any request (``SyncToAsync.single_thread_executor``) are closed. Every event loop
+    of this process without a caller waiting in a thread sends its database work there: an
+    async test's consumers, and the in-process server of a live replay (Twisted cannot be
+    restarted, so it serves for the rest of the process). A connection its consumers left
+    open was taken over by the next async test, whose channels' ``database_sync_to_async``
+    checks it before anything else: at the teardown of a test without database access that
+    check was refused ("Database access not allowed")."""
+    from asgiref.sync import SyncToAsync  # local: this conftest loads before Django is set up
+    from django.db import connections
+
+    yield
+    executor = getattr(SyncToAsync, "single_thread_executor", None)
+    if executor is not None:  # closing needs no database access: no test's rights are used
+        executor.submit(connections.close_all).result(timeout=10)
+
+
+@pytest.fixture(autouse=True)
 def _rounds_made_ready_by_the_test(settings):
     """A round's engine is not loaded in the background when its bets close (the load
     would run in the sync thread after the test that closed them has ended), unless the

@@ -39,3 +39,11 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":  # noqa: F
 
 # Django's hash, a thousandth of its work (tests/hashers.py).
 PASSWORD_HASHERS = ["tests.hashers.QuickPBKDF2PasswordHasher"]
+
+# No timers of the server's own outside a test that asks for them (``in_process_timers``,
+# or ``settings.TABLEHUB_TIMERS = "inprocess"``): unit tests fire expiries themselves. The
+# product's default on the embedded stack is "inprocess", and between one test's settings
+# being put back and the next test's, an in-process server still running in this process
+# (a live replay's: Twisted cannot restart it) ran its periodic sweeps on whatever database
+# was there, in the thread the next test's consumers use.
+TABLEHUB_TIMERS = "none"
