@@ -61,6 +61,7 @@ class _Gate:
         self._open = True
         self._for_good = False
         self._running = 0
+        self.reopened = 0  # how many times ``open`` opened it again after a ``close``
 
     def close(self, wait: float, for_good: bool = False) -> bool:
         """No job starts from now on (``for_good``: ``open`` no longer opens it); True once
@@ -72,13 +73,16 @@ class _Gate:
 
     def open(self) -> None:
         with self._changed:
-            self._open = not self._for_good
+            if not self._open and not self._for_good:
+                self._open, self.reopened = True, self.reopened + 1
 
     @contextmanager
-    def running(self) -> Iterator[bool]:
-        """Yields whether the job may run; while it does, ``close`` waits for it."""
+    def running(self, armed: int | None = None) -> Iterator[bool]:
+        """Yields whether the job may run; while it does, ``close`` waits for it. A timer
+        ``armed`` while the gate had been reopened that many times runs only if it has not
+        been closed and opened again since."""
         with self._changed:
-            allowed = self._open
+            allowed = self._open and (armed is None or armed == self.reopened)
             self._running += allowed
         try:
             yield allowed
@@ -100,7 +104,8 @@ def stop(wait: float = 10.0) -> bool:
 
 
 def pause(wait: float = 10.0) -> bool:
-    """``stop`` until ``resume``: a test whose database is about to be emptied."""
+    """``stop`` until ``resume``: a test whose database is about to be emptied. A timer
+    armed before the pause never fires after it (its round went with that database)."""
     return _GATE.close(wait)
 
 
@@ -138,16 +143,17 @@ def _start(backend: str, name: str, args: tuple, when: datetime) -> None:
         _TASKS[name].apply_async(args=list(args), eta=when)
         return
     delay = max((when - timezone.now()).total_seconds(), 0.0)
+    armed = _GATE.reopened
     loop = server_loop()
     if loop is not None:  # inside the server: its own event loop keeps the time
         # A fresh context: the scheduling thread's asgiref context must not travel with it.
         fresh = contextvars.Context()
         loop.call_soon_threadsafe(
-            partial(loop.call_later, delay, _fire_on_loop, name, args, context=fresh),
+            partial(loop.call_later, delay, _fire_on_loop, name, args, armed, context=fresh),
             context=fresh,
         )
         return
-    timer = threading.Timer(delay, _fire_in_thread, args=[name, args])
+    timer = threading.Timer(delay, _fire_in_thread, args=[name, args, armed])
     timer.daemon = True
     timer.start()
 
@@ -193,10 +199,10 @@ def server_loop() -> asyncio.AbstractEventLoop | None:
     return loop if loop.is_running() else None
 
 
-def _fire_on_loop(name: str, args: tuple) -> None:
+def _fire_on_loop(name: str, args: tuple, armed: int) -> None:
     async def fire() -> None:
         try:
-            await database_sync_to_async(_gated)(_job(name), *args)
+            await database_sync_to_async(_gated)(_job(name), *args, armed=armed)
         except Exception as exc:
             # The process is exiting (its thread pool is shut down): the deadline is stored,
             # and the next start re-arms it (rounds.recovery).
@@ -208,17 +214,18 @@ def _fire_on_loop(name: str, args: tuple) -> None:
     asyncio.ensure_future(fire())
 
 
-def _gated(job: Callable[..., object], *args: object) -> None:
-    """Run ``job`` unless the timers are stopped (in the calling database thread)."""
-    with _GATE.running() as allowed:
+def _gated(job: Callable[..., object], *args: object, armed: int | None = None) -> None:
+    """Run ``job`` unless the timers are stopped, or were paused since the timer was
+    ``armed`` (in the calling database thread)."""
+    with _GATE.running(armed) as allowed:
         if allowed:
             job(*args)
 
 
-def _fire_in_thread(name: str, args: tuple) -> None:
+def _fire_in_thread(name: str, args: tuple, armed: int) -> None:
     close_old_connections()
     try:
-        _gated(_job(name), *args)
+        _gated(_job(name), *args, armed=armed)
     except Exception:  # logged like any failed timer; the sweep fires an overdue step again
         log.exception("timer %s%r failed", name, args)
     finally:

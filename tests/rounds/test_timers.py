@@ -2,6 +2,8 @@
 
 import asyncio
 import gc
+import threading
+import time
 from datetime import timedelta
 from decimal import Decimal
 
@@ -143,3 +145,31 @@ async def test_a_timer_that_fails_on_the_servers_loop_is_logged_not_left_in_its_
     assert "timer expire(7, 'play:1') failed" in caplog.text
     assert "the database is gone" in caplog.text
     assert unretrieved == []
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_timer_armed_before_a_pause_never_fires_after_the_resume(settings):
+    """Timers are paused while a test's database is emptied (tests/conftest.py) and resumed
+    for the next test: a timer the first test armed must not fire then, on the next test's
+    rounds (seen in CI: an in-process server's betting timer after its database was gone).
+    One armed after the resume fires."""
+    settings.TABLEHUB_TIMERS = "inprocess"
+    fired: list[tuple[int, str]] = []
+    after_fired = threading.Event()
+
+    def recording(round_id: int, step_key: str) -> None:
+        fired.append((round_id, step_key))
+        if step_key == "after":
+            after_fired.set()
+
+    timers.register("expire", recording, tasks.expire_step)
+    try:
+        timers.schedule(1, "before", timezone.now() + timedelta(seconds=0.3))
+        assert timers.pause(wait=5)
+        timers.resume()
+        timers.schedule(2, "after", timezone.now() + timedelta(seconds=0.4))
+        assert after_fired.wait(5)
+        time.sleep(0.2)  # the first was due before the second
+    finally:
+        timers.register("expire", writer.expire, tasks.expire_step)
+    assert fired == [(2, "after")]
