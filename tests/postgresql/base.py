@@ -14,12 +14,17 @@ rows again (what a migration adds is in the test database from its start, and no
 makes or removes one), and finding them there costs it a few reads instead.
 
 A flush that restarts the sequences (``reset_sequences=True``) still truncates.
+
+At the end of the run the test database is dropped ``WITH (FORCE)``: an in-process server
+that a test started (a live replay's: Twisted cannot be restarted, so it serves until the
+process ends) may still hold connections to it, and a plain ``DROP DATABASE`` then failed
+with "being accessed by other users", leaving the database behind for the next run.
 """
 
 from collections.abc import Sequence
 
 from django.core.management.color import Style
-from django.db.backends.postgresql import base, operations
+from django.db.backends.postgresql import base, creation, operations
 
 KEPT = {"django_content_type", "auth_permission"}
 
@@ -42,5 +47,13 @@ class DatabaseOperations(operations.DatabaseOperations):
         ]
 
 
+class DatabaseCreation(creation.DatabaseCreation):
+    def _destroy_test_db(self, test_database_name: str, verbosity: int) -> None:
+        with self.connection._nodb_cursor() as cursor:
+            quoted = self.connection.ops.quote_name(test_database_name)
+            cursor.execute(f"DROP DATABASE {quoted} WITH (FORCE)")
+
+
 class DatabaseWrapper(base.DatabaseWrapper):
     ops_class = DatabaseOperations
+    creation_class = DatabaseCreation
