@@ -73,9 +73,9 @@ def one_run(count: int) -> None:
     bet = {"type": "place", "client_id": "b", "box": 1, "amount": "10"}
     write_all(batch_messages((stations[name], bet, now) for name in names))
     timed("closing bets", lambda: writer.close_bets(round_id))
-    burned = burns(table_id)
-    # The deal scanned as the reader's cards are, so that the shoe counts every card.
     table = Table.objects.get(pk=table_id)
+    burned = burns(table)
+    # The deal scanned as the reader's cards are, so that the shoe counts every card.
     for seq, card in enumerate(DEAL[:-1], start=burned + 1):
         scan(table, seq, card)
     timed(
@@ -90,18 +90,17 @@ def one_run(count: int) -> None:
     assert Round.objects.get(pk=round_id).phase == Round.Phase.SETTLED
 
 
-def burns(table_id: int, count: int = 20) -> int:
+def burns(table: Any, count: int = 20) -> int:
     """``count`` burns scanned as the card reader's are (``croupier.services.scan``, every
     card's path: the shoe and the round locked, the event written): their median, elapsed
     and CPU of this thread, and the statements of the last. Returns the reader's last
     sequence number."""
+    # Local, as ``one_run``'s: Django is set up in ``main``.
     from django.db import connection
     from django.test.utils import CaptureQueriesContext
 
     from croupier.services import scan
-    from tablehub.models import Table
 
-    table = Table.objects.get(pk=table_id)
     cards = ["2C", "3D", "4H", "5S", "6C"]  # a few copies of each: any shoe holds them
     took: list[float] = []
     used: list[float] = []

@@ -207,8 +207,8 @@ _HELD = _HeldRound()
 _ROUND_STATE = ("last_seq", "phase", "settled_at", "step_key", "deadline")
 
 
-# The table's open round: what every card input reads first (its step may be past its
-# deadline), and the table's state asks (tablehub/compiled.py: its SQL built once).
+# The table's open round, as ``current_round`` reads it outside a batch: every card input
+# first, to find a step past its deadline (tablehub/compiled.py: its SQL built once).
 _OPEN_ROUND = CompiledQuery(
     lambda: (
         Round.objects.filter(table_id=Param("table_id"))

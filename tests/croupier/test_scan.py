@@ -4,6 +4,8 @@ from datetime import timedelta
 from decimal import Decimal
 
 import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from croupier.services import current_shoe, scan
@@ -99,9 +101,6 @@ def test_a_card_reads_its_round_twice_and_its_shoe_once(round):
     """A card waits for its commit before any station sees it: its round is read once to
     find a passed deadline and once locked (held for the writer, which reads it no more),
     its shoe once, locked."""
-    from django.db import connection
-    from django.test.utils import CaptureQueriesContext
-
     scan(round.table, 1, "4C", burn=True)  # the engine built: what a later card finds
     with CaptureQueriesContext(connection) as statements:
         assert scan(round.table, 2, "9S") == {"duplicate": False, "seq": 2}
